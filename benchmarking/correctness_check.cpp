@@ -1,1 +1,101 @@
-// placeholder
+#include "benchmarking/correctness_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/parallel_for.hpp"
+
+namespace blaster {
+namespace {
+
+void keep_worst(std::vector<worst_element>& worst, const worst_element& e) {
+  auto larger = [](const worst_element& a, const worst_element& b) {
+    return a.normalized_error > b.normalized_error;
+  };
+  if (worst.size() == error_metrics::worst_kept && !larger(e, worst.back())) return;
+  worst.insert(std::upper_bound(worst.begin(), worst.end(), e, larger), e);
+  if (worst.size() > error_metrics::worst_kept) worst.pop_back();
+}
+
+}  // namespace
+
+error_metrics compare_output(std::string buffer, dtype type, std::span<const std::byte> candidate,
+                             std::span<const double> reference, const tolerance& tol) {
+  error_metrics total;
+  total.buffer = std::move(buffer);
+  total.elements = static_cast<std::int64_t>(reference.size());
+  const std::size_t width = size_of(type);
+  std::mutex merge;
+  parallel_for(total.elements, [&](std::int64_t begin, std::int64_t end) {
+    error_metrics part;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::byte* element = candidate.data() + static_cast<std::size_t>(i) * width;
+      const double r = reference[static_cast<std::size_t>(i)];
+      if (is_poison(type, element)) {
+        ++part.unwritten;
+        continue;
+      }
+      const double c = load_as_double(type, element);
+      if (!std::isfinite(r)) {
+        // The reference itself overflowed or is undefined: demand the same non-finite value.
+        const bool same = (std::isnan(r) && std::isnan(c)) || r == c;
+        if (!same) {
+          ++part.mismatches;
+          keep_worst(part.worst, {i, c, r, INFINITY});
+        }
+        continue;
+      }
+      if (!std::isfinite(c)) {
+        ++part.nonfinite;
+        keep_worst(part.worst, {i, c, r, INFINITY});
+        continue;
+      }
+      const double abs_error = std::fabs(c - r);
+      const double normalized = abs_error / (tol.atol + tol.rtol * std::fabs(r));
+      part.max_abs = std::max(part.max_abs, abs_error);
+      if (r != 0.0) part.max_rel = std::max(part.max_rel, abs_error / std::fabs(r));
+      if (normalized > 1.0) ++part.mismatches;
+      keep_worst(part.worst, {i, c, r, normalized});
+    }
+    const std::lock_guard lock(merge);
+    total.mismatches += part.mismatches;
+    total.nonfinite += part.nonfinite;
+    total.unwritten += part.unwritten;
+    total.max_abs = std::max(total.max_abs, part.max_abs);
+    total.max_rel = std::max(total.max_rel, part.max_rel);
+    for (const auto& e : part.worst) keep_worst(total.worst, e);
+  });
+  return total;
+}
+
+std::string failure_reason(const error_metrics& m) {
+  if (m.unwritten > 0) return "unwritten_output";
+  if (m.nonfinite > 0) return "nonfinite";
+  if (m.mismatches > 0) return "wrong_result";
+  return "";
+}
+
+std::string describe_failure(const error_metrics& m) {
+  const std::string reason = failure_reason(m);
+  if (reason.empty()) return "";
+  if (reason == "unwritten_output") {
+    return fmt::format("{}: {} of {} elements never written", m.buffer, m.unwritten, m.elements);
+  }
+  std::string text = reason == "nonfinite" ? fmt::format("{}: {} of {} elements are NaN or Inf",
+                                                         m.buffer, m.nonfinite, m.elements)
+                                           : fmt::format("{}: {} of {} elements outside tolerance",
+                                                         m.buffer, m.mismatches, m.elements);
+  if (!m.worst.empty()) {
+    const auto& w = m.worst.front();
+    text += fmt::format("; worst at [{}]: {:.6g} vs reference {:.6g}", w.index, w.candidate,
+                        w.reference);
+    if (std::isfinite(w.normalized_error))
+      text += fmt::format(" ({:.3g}x tolerance)", w.normalized_error);
+  }
+  return text;
+}
+
+}  // namespace blaster

@@ -1,1 +1,68 @@
-int main() { return 0; }
+// blaster: is this kernel correct, and how fast is it, on this GPU, against the baseline and
+// against the hardware's limit?
+#include <iostream>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace blaster::cli;
+  CLI::App app(
+      "blaster: compile GPU kernels with NVRTC, reject every candidate that is not correct, time "
+      "the survivors with CUDA events, and record everything as evidence.",
+      "blaster");
+  app.footer(
+      "Quick start:\n"
+      "  blaster doctor                  what this machine has\n"
+      "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
+      "  blaster bench --task rmsnorm    check and time them on the GPU\n\n"
+      "A task is a folder tasks/<name>/ (task.json, init.cu, reference.cpp); candidates are .cu "
+      "files in kernels/<name>/ that begin with a /* blaster {...} */ launch plan. See "
+      "CONTRIBUTING.md.\n\n"
+      "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
+      "the file, line and fix); 3 a GPU is needed and there is none.\n\n"
+      "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
+      "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
+  app.require_subcommand(1);
+  global_options global;
+  app.add_option("--root", global.root, "folder holding tasks/ and kernels/");
+  app.add_option("--home", global.home, "store folder (default $BLASTER_HOME or ./.blaster)");
+  app.add_flag("--json", global.json, "print exact JSON on stdout instead of tables");
+  app.add_flag("-q,--quiet", global.quiet, "print no progress on stderr");
+  app.set_version_flag("--version", "blaster 0.1.0");
+
+  const command_fn commands[] = {add_bench_command(app, global), add_compile_command(app, global),
+                                 add_doctor_command(app, global)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+  }
+
+  // Progress goes to stderr so that stdout stays one table or one JSON document.
+  auto logger = spdlog::stderr_color_mt("blaster");
+  logger->set_pattern("blaster: %v");
+  logger->set_level(global.quiet ? spdlog::level::warn : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+
+  const auto subcommands = app.get_subcommands();
+  try {
+    for (std::size_t i = 0; i < std::size(commands); ++i) {
+      if (app.get_subcommands({}).at(i)->parsed()) return commands[i]();
+    }
+  } catch (const blaster::input_error& e) {
+    std::cerr << "blaster: " << e.what() << '\n';
+    return exit_bad_input;
+  } catch (const blaster::cuda::gpu_unavailable& e) {
+    std::cerr << "blaster: this command needs a GPU: " << e.what() << '\n';
+    return exit_no_gpu;
+  } catch (const std::exception& e) {
+    std::cerr << "blaster: " << e.what() << '\n';
+    return exit_failure;
+  }
+  return exit_failure;
+}

@@ -1,1 +1,83 @@
-// placeholder
+#include "core/compile_cache.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cas_store.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+
+namespace blaster {
+
+compile_cache::compile_cache(std::filesystem::path dir, cas_store& cas)
+    : dir_(std::move(dir)), cas_(cas) {
+  std::filesystem::create_directories(dir_);
+}
+
+std::filesystem::path compile_cache::entry_path(const std::string& key) const {
+  return dir_ / key.substr(0, 2) / (key + ".json");
+}
+
+std::optional<compile_output> compile_cache::find(const std::string& key) const {
+  const auto path = entry_path(key);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  // A damaged entry or a missing object is a miss, never an error: the cache can always be
+  // rebuilt from the source.
+  const auto entry = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!entry.is_object() || entry.value("key", "") != key) return std::nullopt;
+  compile_output out;
+  try {
+    out.key = key;
+    out.ok = entry.at("ok").get<bool>();
+    out.log = entry.at("log").get<std::string>();
+    out.options = entry.at("options").get<std::vector<std::string>>();
+    out.lowered_names = entry.at("lowered_names").get<std::map<std::string, std::string>>();
+    if (out.ok) {
+      auto cubin = cas_.get(entry.at("cubin_sha256").get<std::string>());
+      auto ptx = cas_.get(entry.at("ptx_sha256").get<std::string>());
+      if (!cubin || !ptx) return std::nullopt;
+      out.cubin = std::move(*cubin);
+      out.ptx = std::move(*ptx);
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  out.cache_hit = true;
+  return out;
+}
+
+void compile_cache::put(const compile_output& output) {
+  nlohmann::json entry = {
+      {"key", output.key},
+      {"ok", output.ok},
+      {"log", output.log},
+      {"options", output.options},
+      {"lowered_names", output.lowered_names},
+  };
+  if (output.ok) {
+    entry["cubin_sha256"] = cas_.put(output.cubin);
+    entry["ptx_sha256"] = cas_.put(output.ptx);
+  }
+  write_file_atomically(entry_path(output.key), entry.dump(1));
+}
+
+compile_output compile_cached(const compile_request& request, compile_cache* cache) {
+  if (cache == nullptr) return compile(request);
+  const auto started = std::chrono::steady_clock::now();
+  const std::string key = compile_key(request);
+  if (auto hit = cache->find(key)) {
+    hit->compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    return std::move(*hit);
+  }
+  compile_output out = compile(request);
+  cache->put(out);
+  return out;
+}
+
+}  // namespace blaster

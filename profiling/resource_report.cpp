@@ -1,1 +1,82 @@
-// placeholder
+#include "profiling/resource_report.hpp"
+
+#include <regex>
+#include <sstream>
+
+namespace blaster {
+namespace {
+
+int to_int(const std::ssub_match& m) { return std::stoi(m.str()); }
+
+std::size_t type_bytes(std::string_view type) {
+  // .u64 .s32 .f16 .b8 ...: the digits are the width in bits.
+  return static_cast<std::size_t>(std::stoi(std::string(type.substr(2)))) / 8;
+}
+
+}  // namespace
+
+std::vector<kernel_resources> parse_ptxas_log(std::string_view log) {
+  static const std::regex compiling(R"(Compiling entry function '([^']+)')");
+  static const std::regex properties(R"(Function properties for (\S+))");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers(?:, used (\d+) barriers)?(.*))");
+  static const std::regex smem(R"((\d+) bytes smem)");
+
+  std::vector<kernel_resources> kernels;
+  auto current = [&](const std::string& name) -> kernel_resources& {
+    if (kernels.empty() || kernels.back().lowered_name != name) {
+      kernels.push_back(kernel_resources{.lowered_name = name});
+    }
+    return kernels.back();
+  };
+  std::string name;
+  std::istringstream lines{std::string(log)};
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, compiling) || std::regex_search(line, m, properties)) {
+      name = m[1].str();
+      current(name);
+    } else if (name.empty()) {
+      continue;
+    } else if (std::regex_search(line, m, frame)) {
+      auto& k = current(name);
+      k.stack_bytes = to_int(m[1]);
+      k.spill_store_bytes = to_int(m[2]);
+      k.spill_load_bytes = to_int(m[3]);
+    } else if (std::regex_search(line, m, used)) {
+      auto& k = current(name);
+      k.registers = to_int(m[1]);
+      if (m[2].matched) k.barriers = to_int(m[2]);
+      const std::string rest = m[3].str();
+      if (std::smatch s; std::regex_search(rest, s, smem)) k.shared_bytes = to_int(s[1]);
+    }
+  }
+  return kernels;
+}
+
+std::map<std::string, std::vector<ptx_parameter>> parse_ptx_parameters(std::string_view ptx) {
+  static const std::regex entry(R"(\.entry\s+([A-Za-z_$][\w$]*)\s*\()");
+  static const std::regex param(
+      R"(\.param\s+(?:\.align\s+\d+\s+)?(\.[busf]\d+)\s+(?:\.ptr\s+)?(?:\.\w+\s+)*?[\w$]+(?:\[(\d+)\])?)");
+  std::map<std::string, std::vector<ptx_parameter>> entries;
+  const std::string text(ptx);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    const auto open = static_cast<std::size_t>(it->position() + it->length());
+    const auto close = text.find(')', open);
+    if (close == std::string::npos) continue;
+    const std::string list = text.substr(open, close - open);
+    auto& params = entries[(*it)[1].str()];
+    for (auto p = std::sregex_iterator(list.begin(), list.end(), param);
+         p != std::sregex_iterator(); ++p) {
+      const std::string type = (*p)[1].str();
+      std::size_t bytes = type_bytes(type);
+      if ((*p)[2].matched) bytes *= static_cast<std::size_t>(std::stoul((*p)[2].str()));
+      params.push_back(ptx_parameter{.bytes = bytes, .kind = type[1]});
+    }
+  }
+  return entries;
+}
+
+}  // namespace blaster

@@ -1,1 +1,50 @@
-// placeholder
+#include <array>
+#include <utility>
+
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "tasks/reference.hpp"
+
+namespace blaster {
+
+// Each task's reference.cpp defines one of these; a new task adds a declaration and a row.
+void rmsnorm_reference(const reference_context& io);
+
+namespace {
+constexpr std::array<std::pair<std::string_view, reference_fn>, 1> registry = {{
+    {"rmsnorm", &rmsnorm_reference},
+}};
+}  // namespace
+
+reference_fn find_reference(std::string_view name) {
+  std::vector<std::string_view> known;
+  for (const auto& [registered, fn] : registry) {
+    if (registered == name) return fn;
+    known.push_back(registered);
+  }
+  BLASTER_INPUT_ERROR(
+      "no reference named \"{}\" is registered (known: {}); add it to "
+      "tasks/task_registry.cpp",
+      name, fmt::join(known, ", "));
+}
+
+std::int64_t reference_context::dim(std::string_view symbol) const {
+  return static_cast<std::int64_t>(task.value(which, symbol));
+}
+
+double reference_context::value(std::string_view symbol) const { return task.value(which, symbol); }
+
+std::span<const double> reference_context::input(std::string_view buffer) const {
+  auto it = inputs.find(buffer);
+  if (it == inputs.end()) BLASTER_THROW("reference asked for unknown input {}", buffer);
+  return it->second;
+}
+
+std::span<double> reference_context::output(std::string_view buffer) const {
+  auto it = outputs.find(buffer);
+  if (it == outputs.end()) BLASTER_THROW("reference asked for unknown output {}", buffer);
+  return it->second;
+}
+
+}  // namespace blaster

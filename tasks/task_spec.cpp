@@ -1,1 +1,301 @@
-// placeholder
+#include "tasks/task_spec.hpp"
+
+#include <cmath>
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Validation with the file and the JSON path in every message.
+class reader {
+ public:
+  explicit reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(std::string_view where, std::string_view what) const {
+    BLASTER_INPUT_ERROR("{}: {}: {}", file_, where, what);
+  }
+
+  void only_keys(const json& object, std::string_view where,
+                 std::initializer_list<std::string_view> allowed) const {
+    if (!object.is_object()) fail(where, "must be an object");
+    for (const auto& [key, value] : object.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        fail(where, fmt::format("unknown key \"{}\" (allowed: {})", key, fmt::join(allowed, ", ")));
+      }
+    }
+  }
+
+  std::string text(const json& object, std::string_view where, const char* key,
+                   std::optional<std::string> fallback = std::nullopt) const {
+    if (!object.contains(key)) {
+      if (fallback) return *fallback;
+      fail(where, fmt::format("missing \"{}\"", key));
+    }
+    if (!object[key].is_string()) fail(fmt::format("{}.{}", where, key), "must be a string");
+    return object[key].get<std::string>();
+  }
+
+  double number(const json& object, std::string_view where, const char* key,
+                std::optional<double> fallback = std::nullopt) const {
+    if (!object.contains(key)) {
+      if (fallback) return *fallback;
+      fail(where, fmt::format("missing \"{}\"", key));
+    }
+    if (!object[key].is_number()) fail(fmt::format("{}.{}", where, key), "must be a number");
+    return object[key].get<double>();
+  }
+
+  expression expr(const json& value, std::string_view where) const {
+    if (value.is_number_integer())
+      return expression::parse(std::to_string(value.get<std::int64_t>()));
+    if (!value.is_string()) fail(where, "must be an integer or an expression string");
+    try {
+      return expression::parse(value.get<std::string>());
+    } catch (const expression_error& e) {
+      fail(where, e.what());
+    }
+  }
+
+  dtype type(const json& object, std::string_view where, const char* key) const {
+    const std::string name = text(object, where, key);
+    if (auto t = parse_dtype(name)) return *t;
+    fail(fmt::format("{}.{}", where, key),
+         fmt::format("unknown type \"{}\" (known: f16, bf16, f32, f64, i32, i64)", name));
+  }
+
+ private:
+  std::string file_;
+};
+
+distribution read_distribution(const reader& r, const json& j, const std::string& where) {
+  distribution d;
+  d.kind = r.text(j, where, "dist");
+  if (d.kind == "normal") {
+    r.only_keys(j, where, {"dist", "mean", "std"});
+    d.mean = r.number(j, where, "mean", 0.0);
+    d.stddev = r.number(j, where, "std", 1.0);
+  } else if (d.kind == "uniform" || d.kind == "int_range") {
+    r.only_keys(j, where, {"dist", "low", "high"});
+    d.low = r.number(j, where, "low");
+    d.high = r.number(j, where, "high");
+    if (!(d.low < d.high) && !(d.kind == "int_range" && d.low == d.high)) {
+      r.fail(where, "\"low\" must be below \"high\"");
+    }
+  } else if (d.kind == "heavy_tailed") {
+    r.only_keys(j, where, {"dist", "dof", "scale"});
+    d.dof = r.number(j, where, "dof", 3.0);
+    d.scale = r.number(j, where, "scale", 1.0);
+    if (d.dof <= 0) r.fail(where, "\"dof\" must be positive");
+  } else {
+    r.fail(where + ".dist", fmt::format("unknown distribution \"{}\" (known: normal, uniform, "
+                                        "heavy_tailed, int_range)",
+                                        d.kind));
+  }
+  return d;
+}
+
+}  // namespace
+
+const task_case& task_spec::find_case(std::string_view case_name) const {
+  for (const auto& c : cases) {
+    if (c.name == case_name) return c;
+  }
+  std::vector<std::string> names;
+  for (const auto& c : cases) names.push_back(c.name);
+  BLASTER_INPUT_ERROR("task {} has no case \"{}\" (cases: {})", name, case_name,
+                      fmt::join(names, ", "));
+}
+
+const symbol_spec* task_spec::find_symbol(std::string_view symbol) const {
+  for (const auto& s : symbols) {
+    if (s.name == symbol) return &s;
+  }
+  return nullptr;
+}
+
+const buffer_spec* task_spec::find_buffer(std::string_view buffer) const {
+  for (const auto& b : buffers) {
+    if (b.name == buffer) return &b;
+  }
+  return nullptr;
+}
+
+double task_spec::value(const task_case& c, std::string_view symbol) const {
+  if (auto it = c.values.find(symbol); it != c.values.end()) return it->second;
+  const symbol_spec* s = find_symbol(symbol);
+  if (s == nullptr || !s->value) {
+    BLASTER_INPUT_ERROR("task {}, case {}: symbol {} has no value", name, c.name, symbol);
+  }
+  return *s->value;
+}
+
+symbol_table task_spec::integer_symbols(const task_case& c) const {
+  symbol_table table;
+  for (const auto& s : symbols) {
+    if (!is_floating(s.type)) table[s.name] = static_cast<std::int64_t>(value(c, s.name));
+  }
+  return table;
+}
+
+std::vector<std::int64_t> task_spec::shape(const buffer_spec& b, const task_case& c) const {
+  const symbol_table table = integer_symbols(c);
+  std::vector<std::int64_t> dims;
+  for (const auto& e : b.shape) dims.push_back(e.evaluate(table));
+  return dims;
+}
+
+std::int64_t task_spec::elements(const buffer_spec& b, const task_case& c) const {
+  std::int64_t count = 1;
+  for (std::int64_t d : shape(b, c)) {
+    if (d < 0)
+      BLASTER_INPUT_ERROR("task {}, case {}: buffer {} has a negative size", name, c.name, b.name);
+    if (__builtin_mul_overflow(count, d, &count)) {
+      BLASTER_INPUT_ERROR("task {}, case {}: buffer {} is too large", name, c.name, b.name);
+    }
+  }
+  return count;
+}
+
+std::string task_spec::describe(const task_case& c) const {
+  std::vector<std::string> parts;
+  for (const auto& s : symbols) {
+    if (!is_floating(s.type)) parts.push_back(fmt::format("{}={}", s.name, value(c, s.name)));
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+task_spec load_task(const std::filesystem::path& dir) {
+  const auto path = dir / "task.json";
+  const std::string file = path.string();
+  if (!std::filesystem::exists(path)) {
+    BLASTER_INPUT_ERROR(
+        "{}: no such task file (a task is a folder tasks/<name>/ holding "
+        "task.json, init.cu and reference.cpp)",
+        file);
+  }
+  json j;
+  try {
+    j = json::parse(read_file(path));
+  } catch (const json::parse_error& e) {
+    // nlohmann's message carries "at line L, column C".
+    BLASTER_INPUT_ERROR("{}: invalid JSON: {}", file, e.what());
+  }
+  const reader r(file);
+  r.only_keys(j, "task",
+              {"name", "title", "kernelbench", "reference", "symbols", "buffers", "tolerance",
+               "roofline", "cases"});
+  task_spec task;
+  task.dir = dir;
+  task.name = r.text(j, "task", "name");
+  task.title = r.text(j, "task", "title", task.name);
+  task.reference = r.text(j, "task", "reference", task.name);
+
+  if (!j.contains("symbols") || !j["symbols"].is_object()) r.fail("symbols", "must be an object");
+  for (const auto& [name, s] : j["symbols"].items()) {
+    const std::string where = "symbols." + name;
+    r.only_keys(s, where, {"type", "value"});
+    symbol_spec spec;
+    spec.name = name;
+    spec.type = r.type(s, where, "type");
+    if (s.contains("value")) spec.value = r.number(s, where, "value");
+    task.symbols.push_back(spec);
+  }
+
+  if (!j.contains("buffers") || !j["buffers"].is_object()) r.fail("buffers", "must be an object");
+  for (const auto& [name, b] : j["buffers"].items()) {
+    const std::string where = "buffers." + name;
+    r.only_keys(b, where, {"dtype", "shape", "role", "init"});
+    buffer_spec spec;
+    spec.name = name;
+    spec.type = r.type(b, where, "dtype");
+    if (task.find_symbol(name) != nullptr) r.fail(where, "a buffer and a symbol share this name");
+    if (!b.contains("shape") || !b["shape"].is_array() || b["shape"].empty()) {
+      r.fail(where + ".shape", "must be a non-empty array of expressions");
+    }
+    for (std::size_t i = 0; i < b["shape"].size(); ++i) {
+      spec.shape.push_back(r.expr(b["shape"][i], fmt::format("{}.shape[{}]", where, i)));
+    }
+    const std::string role = r.text(b, where, "role");
+    if (role == "input") {
+      spec.role = buffer_role::input;
+      if (b.contains("init")) spec.init = read_distribution(r, b["init"], where + ".init");
+    } else if (role == "output") {
+      spec.role = buffer_role::output;
+    } else {
+      r.fail(where + ".role", fmt::format("\"{}\" is not a role (input or output)", role));
+    }
+    task.buffers.push_back(std::move(spec));
+  }
+
+  const json tol = j.value("tolerance", json::object());
+  r.only_keys(tol, "tolerance", {"profile", "atol", "rtol"});
+  task.tol = {.profile = r.text(tol, "tolerance", "profile", "custom"),
+              .atol = r.number(tol, "tolerance", "atol"),
+              .rtol = r.number(tol, "tolerance", "rtol")};
+  if (task.tol.atol < 0 || task.tol.rtol < 0) r.fail("tolerance", "atol and rtol must be >= 0");
+
+  const json roof = j.value("roofline", json::object());
+  r.only_keys(roof, "roofline", {"bytes", "flops"});
+  if (!roof.contains("bytes")) r.fail("roofline", "missing \"bytes\"");
+  task.bytes = r.expr(roof["bytes"], "roofline.bytes");
+  task.flops =
+      roof.contains("flops") ? r.expr(roof["flops"], "roofline.flops") : expression::parse("0");
+
+  if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty()) {
+    r.fail("cases", "must be a non-empty array");
+  }
+  for (std::size_t i = 0; i < j["cases"].size(); ++i) {
+    const json& c = j["cases"][i];
+    const std::string where = fmt::format("cases[{}]", i);
+    r.only_keys(c, where, {"name", "note", "canonical", "symbols"});
+    task_case tc;
+    tc.name = r.text(c, where, "name");
+    tc.note = r.text(c, where, "note", "");
+    if (c.value("canonical", false)) {
+      if (!task.canonical_case.empty()) r.fail(where, "only one case may be canonical");
+      task.canonical_case = tc.name;
+    }
+    const json values = c.value("symbols", json::object());
+    for (const auto& [symbol, value] : values.items()) {
+      const symbol_spec* s = task.find_symbol(symbol);
+      if (s == nullptr) r.fail(where + ".symbols", fmt::format("unknown symbol \"{}\"", symbol));
+      if (!value.is_number()) r.fail(where + ".symbols." + symbol, "must be a number");
+      const double v = value.get<double>();
+      if (!is_floating(s->type) && (v != std::floor(v) || v < 0)) {
+        r.fail(where + ".symbols." + symbol, "must be a non-negative integer");
+      }
+      tc.values[symbol] = v;
+    }
+    for (const auto& s : task.symbols) {
+      if (!s.value && !tc.values.contains(s.name)) {
+        r.fail(where, fmt::format("symbol {} has no value here and no default", s.name));
+      }
+    }
+    for (const auto& other : task.cases) {
+      if (other.name == tc.name) r.fail(where, fmt::format("a second case named \"{}\"", tc.name));
+    }
+    task.cases.push_back(std::move(tc));
+  }
+  if (task.canonical_case.empty()) task.canonical_case = task.cases.front().name;
+
+  // Every expression must evaluate in every case now, not halfway through a run.
+  for (const auto& c : task.cases) {
+    try {
+      for (const auto& b : task.buffers) static_cast<void>(task.elements(b, c));
+      task.bytes.evaluate(task.integer_symbols(c));
+      task.flops.evaluate(task.integer_symbols(c));
+    } catch (const input_error& e) {
+      r.fail(fmt::format("case {}", c.name), e.what());
+    }
+  }
+  return task;
+}
+
+}  // namespace blaster

@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmarking/copy_bandwidth.hpp"
+#include "benchmarking/correctness_check.hpp"
+#include "benchmarking/hot_timer.hpp"
+#include "core/cuda_context.hpp"
+#include "profiling/resource_report.hpp"
+
+namespace blaster {
+
+class store;
+
+struct bench_options {
+  std::filesystem::path root;  // holds tasks/ and kernels/
+  std::string task;
+  // Files or folders of candidates; empty: kernels/<task>/. The task's init.cu, the baseline,
+  // always comes first unless skip_baseline is set (for `blaster compile --candidate F`).
+  std::vector<std::filesystem::path> candidates;
+  bool skip_baseline = false;
+  std::string arch;                               // empty: the GPU's, or sm_90a without one
+  std::optional<std::uint64_t> seed;              // none: drawn at run time
+  hot_timing_options timing;
+  std::string command;  // as the user typed it, for the record
+};
+
+// The check of one variant on one case.
+struct case_check {
+  std::string case_name;
+  std::string reason;  // empty when it passed
+  std::string message;
+  std::vector<error_metrics> outputs;
+};
+
+// Everything blaster learned about one variant of one candidate: the structured verdict that a
+// table, a JSON document, the store or an optimization loop reads.
+struct variant_result {
+  std::string candidate;
+  std::string label;
+  std::string file;
+  std::map<std::string, std::string> params;
+  bool baseline = false;
+  // "passed" (correct, timed), "rejected" (reason says why), "compiled" (no GPU to go further),
+  // "skipped" (the GPU context was lost before its turn).
+  std::string status;
+  // compile_error, plan_error, launch_error, wrong_result, nonfinite, unwritten_output.
+  std::string reason;
+  std::string message;  // the evidence, one line
+  std::string log;      // NVRTC's log
+  double compile_ms = 0.0;
+  bool cache_hit = false;
+  std::vector<kernel_resources> resources;
+  std::vector<case_check> checks;
+  std::optional<timing_samples> timing;
+  std::optional<double> speedup;        // baseline time over this time, same run
+  std::optional<double> bandwidth_gbs;  // roofline bytes over time [GB/s]
+  std::optional<double> roofline_pct;   // bandwidth over the measured copy bandwidth [%]
+  std::string source_sha256;
+  std::string cubin_sha256;
+  std::string samples_sha256;
+};
+
+struct bench_report {
+  std::string task;
+  std::string title;
+  std::string canonical_case;
+  std::string canonical_shape;  // "B=16 C=64 H=256 W=256"
+  std::string dtype;            // of the first input, e.g. "f16"
+  std::int64_t roofline_bytes = 0;
+  std::string arch;
+  std::string nvrtc;
+  std::uint64_t seed = 0;
+  bool gpu = false;
+  std::string gpu_unavailable;  // why correctness and timing did not run
+  std::optional<cuda::device_properties> device;
+  std::optional<copy_bandwidth> copy;
+  std::vector<variant_result> results;
+  std::int64_t run_id = 0;
+  std::string home;
+  double wall_ms = 0.0;
+};
+
+// Compiles every candidate, checks each variant on every case against the float64 reference,
+// times the survivors on the canonical case, and records the run in the store. Problems with the
+// task itself are input_errors; problems with a candidate are verdicts in its result.
+bench_report run_bench(const bench_options& options, store& records);
+
+// Only the compile stage of run_bench, for any architecture and with no GPU: what
+// `blaster compile` shows. Nothing is recorded as a run.
+bench_report compile_task(const bench_options& options, store& records);
+
+}  // namespace blaster

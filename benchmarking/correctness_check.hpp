@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+
+// One element the candidate got most wrong: the evidence printed with a rejection.
+struct worst_element {
+  std::int64_t index = 0;
+  double candidate = 0.0;
+  double reference = 0.0;
+  double normalized_error = 0.0;  // |c - r| / (atol + rtol*|r|); above 1 is a mismatch
+};
+
+// How one output buffer compares with the float64 reference.
+struct error_metrics {
+  std::string buffer;
+  std::int64_t elements = 0;
+  std::int64_t mismatches = 0;  // normalized error above 1
+  std::int64_t nonfinite = 0;   // NaN or Inf where the reference is finite
+  std::int64_t unwritten = 0;   // still holding the poison pattern
+  double max_abs = 0.0;
+  double max_rel = 0.0;              // over elements whose reference is not zero
+  std::vector<worst_element> worst;  // up to worst_kept, largest normalized error first
+
+  static constexpr std::size_t worst_kept = 5;
+};
+
+// Compares on all cores. Poisoned elements count as unwritten, not as NaN.
+error_metrics compare_output(std::string buffer, dtype type, std::span<const std::byte> candidate,
+                             std::span<const double> reference, const tolerance& tol);
+
+// The reason code of the first failure, in order of precedence (unwritten_output, nonfinite,
+// wrong_result), or an empty string when the output passes.
+std::string failure_reason(const error_metrics& m);
+
+// "12 of 67108864 elements differ; worst at 4711: 0.5012 vs 0.4980 (3.1x tolerance)"
+std::string describe_failure(const error_metrics& m);
+
+}  // namespace blaster

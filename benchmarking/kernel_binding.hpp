@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "benchmarking/candidate.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+
+namespace cuda {
+class module;
+}
+
+// How one kernel argument is passed: a device pointer to a buffer, or a scalar of the type
+// the task declares (integer expressions take the widest integer type they read).
+enum class arg_kind { pointer, i32, i64, f32, f64 };
+
+struct resolved_arg {
+  std::string text;  // as the plan wrote it
+  arg_kind kind = arg_kind::i32;
+  std::string buffer;        // pointer only
+  std::int64_t integer = 0;  // i32, i64
+  double real = 0.0;         // f32, f64
+  [[nodiscard]] std::size_t bytes() const;
+};
+
+struct resolved_launch {
+  std::string kernel;   // name expression with params substituted
+  std::string lowered;  // the compiled kernel's symbol
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned shared_bytes = 0;  // [bytes] dynamic shared memory
+  std::vector<resolved_arg> args;
+};
+
+// A plan with every expression evaluated for one case: what the harness will launch.
+struct resolved_plan {
+  std::vector<resolved_launch> launches;
+  std::vector<std::pair<std::string, std::int64_t>> scratch;  // name, [bytes]
+};
+
+// Evaluates the plan for a case and checks what can be checked without a GPU: names, grid and
+// block limits, shared memory, and each argument's size and kind against the kernel's PTX
+// parameters. Every problem is an input_error pointing into the candidate file.
+resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& variant,
+                           const task_spec& task, const task_case& c);
+
+// The resolved plan bound to a loaded module and device buffers, ready to enqueue again and
+// again. The constructor checks the argument sizes once more against the driver's view of
+// each kernel.
+class launch_sequence {
+ public:
+  launch_sequence(const resolved_plan& plan, const cuda::module& module,
+                  const std::map<std::string, CUdeviceptr, std::less<>>& buffers);
+
+  void enqueue(CUstream stream) const;
+  [[nodiscard]] std::size_t size() const noexcept { return launches_.size(); }
+
+ private:
+  struct bound {
+    CUfunction function = nullptr;
+    std::array<unsigned, 3> grid{};
+    std::array<unsigned, 3> block{};
+    unsigned shared_bytes = 0;
+    std::vector<std::byte> storage;  // the packed argument values, 8 bytes a slot
+    std::vector<void*> pointers;     // into storage, as cuLaunchKernel takes them
+    std::string kernel;
+  };
+  std::vector<bound> launches_;
+};
+
+}  // namespace blaster

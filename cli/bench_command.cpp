@@ -1,0 +1,90 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/result_printer.hpp"
+#include "cli/commands.hpp"
+#include "core/store.hpp"
+
+namespace blaster::cli {
+namespace {
+
+struct bench_flags {
+  std::string task;
+  std::vector<std::filesystem::path> candidates;
+  std::string arch;
+  std::optional<std::uint64_t> seed;
+  double sample_ms = 1.0;
+  int samples = 30;
+};
+
+std::string command_line(const bench_flags& f) {
+  std::string line = "blaster bench --task " + f.task;
+  for (const auto& c : f.candidates) line += " --candidate " + c.string();
+  if (!f.arch.empty()) line += " --arch " + f.arch;
+  if (f.seed) line += fmt::format(" --seed {}", *f.seed);
+  return line;
+}
+
+}  // namespace
+
+command_fn add_bench_command(CLI::App& app, const global_options& global) {
+  auto flags = std::make_shared<bench_flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Compile a task's baseline and candidates with NVRTC, reject every candidate whose output "
+      "is wrong, time the rest and print one verdict per candidate.");
+  cmd->footer(
+      "Each candidate is checked on every case of the task against a float64 reference (outputs "
+      "poisoned first, so unwritten elements are caught), then timed on the canonical case: "
+      "warm-up, inner loop calibrated to about 1 ms, median of the samples, CUDA events (hot "
+      "mode). Speedup is the baseline's time (the task's init.cu) over the candidate's, measured "
+      "in the same run; '% copy BW' is the task's minimal bytes over the time, against the copy "
+      "bandwidth blaster measures on the device at the start of the run.\n\n"
+      "Without a GPU every kernel is still compiled; the command then says that correctness and "
+      "timing need a GPU and exits with 3.\n\n"
+      "Examples:\n"
+      "  blaster bench --task rmsnorm\n"
+      "  blaster bench --task rmsnorm --candidate my_kernel.cu --json");
+  cmd->add_option("--task", flags->task, "task name: a folder under tasks/")->required();
+  cmd->add_option("--candidate", flags->candidates,
+                  "a candidate .cu file or a folder of them (repeatable); default: kernels/<task>/")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--arch", flags->arch,
+                  "compile for this target, e.g. sm_90a (default: the GPU's)");
+  cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
+  cmd->add_option("--sample-ms", flags->sample_ms, "target length of one timing sample [ms]")
+      ->check(CLI::Range(0.01, 1000.0));
+  cmd->add_option("--samples", flags->samples, "timing samples per candidate")
+      ->check(CLI::Range(1, 100000));
+
+  return [flags, &global]() {
+    bench_options options;
+    options.root = resolve_root(global);
+    options.task = flags->task;
+    options.candidates = flags->candidates;
+    options.arch = flags->arch;
+    options.seed = flags->seed;
+    options.timing.target_sample_ms = flags->sample_ms;
+    options.timing.samples = flags->samples;
+    options.timing.min_samples = std::min(options.timing.min_samples, flags->samples);
+    options.command = command_line(*flags);
+    store records(resolve_home(global.home));
+    const bench_report report = run_bench(options, records);
+    if (global.json) {
+      std::cout << to_json(report).dump(2) << '\n';
+    } else if (report.gpu) {
+      print_bench_table(report, std::cout);
+    } else {
+      print_compile_table(report, std::cout);
+    }
+    if (!report.gpu) {
+      std::cerr << "blaster: correctness and timing need a GPU: " << report.gpu_unavailable << '\n';
+      return static_cast<int>(exit_no_gpu);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

@@ -1,0 +1,35 @@
+#include "cli/cli_context.hpp"
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+namespace blaster::cli {
+
+std::filesystem::path resolve_root(const global_options& options) {
+  auto is_root = [](const std::filesystem::path& p) {
+    std::error_code ignored;
+    return std::filesystem::is_directory(p / "tasks", ignored);
+  };
+  if (options.root) {
+    if (!is_root(*options.root)) {
+      BLASTER_INPUT_ERROR("--root {}: no tasks/ folder there", options.root->string());
+    }
+    return *options.root;
+  }
+  if (const char* env = std::getenv("BLASTER_ROOT"); env != nullptr && *env != '\0') {
+    if (!is_root(env)) BLASTER_INPUT_ERROR("BLASTER_ROOT={}: no tasks/ folder there", env);
+    return env;
+  }
+  for (auto dir = std::filesystem::current_path();; dir = dir.parent_path()) {
+    if (is_root(dir)) return dir;
+    if (dir == dir.root_path()) break;
+  }
+  if (is_root(BLASTER_SOURCE_DIR)) return BLASTER_SOURCE_DIR;
+  BLASTER_INPUT_ERROR(
+      "no tasks/ folder found at or above {}; run blaster from the project "
+      "folder or pass --root DIR",
+      std::filesystem::current_path().string());
+}
+
+}  // namespace blaster::cli

@@ -1,0 +1,63 @@
+#include <iostream>
+
+#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/result_printer.hpp"
+#include "cli/commands.hpp"
+#include "core/store.hpp"
+
+namespace blaster::cli {
+namespace {
+
+struct compile_flags {
+  std::string task;
+  std::vector<std::filesystem::path> candidates;
+  std::string arch = "sm_90a";
+};
+
+}  // namespace
+
+command_fn add_compile_command(CLI::App& app, const global_options& global) {
+  auto flags = std::make_shared<compile_flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile",
+      "Compile a task's kernels with NVRTC and show, per kernel, the registers, stack, spills "
+      "and shared memory ptxas reports; needs no GPU.");
+  cmd->footer(
+      "Every params configuration of every launch plan is compiled, and every plan is resolved "
+      "on every case of the task, so argument counts and sizes are checked against the compiled "
+      "kernels' parameters. A kernel that does not compile shows NVRTC's log. Results are cached "
+      "by the SHA-256 of source, options, architecture and NVRTC version.\n\n"
+      "Exit status: 0 when everything compiled, 2 when a candidate did not.\n\n"
+      "Examples:\n"
+      "  blaster compile --task rmsnorm\n"
+      "  blaster compile --task rmsnorm --candidate kernels/rmsnorm/rmsnorm_vec_regs.cu --arch "
+      "sm_100a");
+  cmd->add_option("--task", flags->task, "task name: a folder under tasks/")->required();
+  cmd->add_option("--candidate", flags->candidates,
+                  "compile only this file or folder (repeatable); default: the task's init.cu "
+                  "and kernels/<task>/")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--arch", flags->arch, "target architecture")->capture_default_str();
+
+  return [flags, &global]() {
+    bench_options options;
+    options.root = resolve_root(global);
+    options.task = flags->task;
+    options.candidates = flags->candidates;
+    options.skip_baseline = !flags->candidates.empty();
+    options.arch = flags->arch;
+    store records(resolve_home(global.home));
+    const bench_report report = compile_task(options, records);
+    if (global.json) {
+      std::cout << to_json(report).dump(2) << '\n';
+    } else {
+      print_compile_table(report, std::cout);
+    }
+    for (const auto& r : report.results) {
+      if (!r.reason.empty()) return static_cast<int>(exit_bad_input);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/expression.hpp"
+
+namespace blaster {
+
+enum class buffer_role { input, output };
+
+// How an input is drawn. normal: mean, stddev; uniform: [low, high); heavy_tailed: Student's t
+// with `dof` degrees of freedom times `scale`; int_range: integers in [low, high].
+struct distribution {
+  std::string kind = "normal";
+  double mean = 0.0;
+  double stddev = 1.0;
+  double low = 0.0;
+  double high = 1.0;
+  double dof = 3.0;
+  double scale = 1.0;
+};
+
+struct buffer_spec {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<expression> shape;
+  buffer_role role = buffer_role::input;
+  distribution init;
+};
+
+// A scalar the kernels receive: integers (sizes) vary by case, floats (eps) usually do not.
+struct symbol_spec {
+  std::string name;
+  dtype type = dtype::i32;
+  std::optional<double> value;  // the default when a case does not set it
+};
+
+struct task_case {
+  std::string name;
+  std::string note;
+  std::map<std::string, double, std::less<>> values;  // symbol -> value for this case
+};
+
+struct tolerance {
+  std::string profile;
+  double atol = 0.0;
+  double rtol = 0.0;
+};
+
+// tasks/<name>/task.json: the contract between a task and every candidate for it.
+struct task_spec {
+  std::string name;
+  std::string title;
+  std::string reference;  // the registered float64 reference
+  std::filesystem::path dir;
+  std::vector<symbol_spec> symbols;
+  std::vector<buffer_spec> buffers;
+  tolerance tol;
+  expression bytes;  // the fewest bytes any correct kernel must move, for the roofline
+  expression flops;
+  std::vector<task_case> cases;
+  std::string canonical_case;  // the case that is timed
+
+  [[nodiscard]] const task_case& find_case(std::string_view case_name) const;
+  [[nodiscard]] const task_case& canonical() const { return find_case(canonical_case); }
+  [[nodiscard]] const symbol_spec* find_symbol(std::string_view symbol) const;
+  [[nodiscard]] const buffer_spec* find_buffer(std::string_view buffer) const;
+  // The value of a symbol in a case: the case's own, else the symbol's default.
+  [[nodiscard]] double value(const task_case& c, std::string_view symbol) const;
+  // Integer symbols only: what shape, grid and roofline expressions may read.
+  [[nodiscard]] symbol_table integer_symbols(const task_case& c) const;
+  [[nodiscard]] std::vector<std::int64_t> shape(const buffer_spec& b, const task_case& c) const;
+  [[nodiscard]] std::int64_t elements(const buffer_spec& b, const task_case& c) const;
+  [[nodiscard]] std::string describe(const task_case& c) const;  // "B=16 C=64 H=256 W=256"
+};
+
+// Reads and validates <dir>/task.json; every problem is an input_error naming the file, the
+// JSON path and what is expected.
+task_spec load_task(const std::filesystem::path& dir);
+
+}  // namespace blaster
