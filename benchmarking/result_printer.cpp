@@ -108,7 +108,7 @@ nlohmann::json to_json(const bench_report& report) {
       {"run_id", report.run_id},       {"home", report.home},
       {"wall_ms", report.wall_ms},     {"timing_mode", "hot"},
   };
-  if (!report.gpu) j["gpu_unavailable"] = report.gpu_unavailable;
+  if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
   if (report.device) {
     const auto& d = *report.device;
     j["device"] = {{"name", d.name},

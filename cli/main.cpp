@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
       "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
   app.require_subcommand(1);
+  // Global flags may follow the subcommand too: `blaster bench --task t --json`.
+  app.fallthrough();
   global_options global;
   app.add_option("--root", global.root, "folder holding tasks/ and kernels/");
   app.add_option("--home", global.home, "store folder (default $BLASTER_HOME or ./.blaster)");
@@ -49,7 +51,6 @@ int main(int argc, char** argv) {
   logger->set_level(global.quiet ? spdlog::level::warn : spdlog::level::info);
   spdlog::set_default_logger(logger);
 
-  const auto subcommands = app.get_subcommands();
   try {
     for (std::size_t i = 0; i < std::size(commands); ++i) {
       if (app.get_subcommands({}).at(i)->parsed()) return commands[i]();

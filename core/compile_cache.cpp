@@ -15,6 +15,7 @@ namespace blaster {
 compile_cache::compile_cache(std::filesystem::path dir, cas_store& cas)
     : dir_(std::move(dir)), cas_(cas) {
   std::filesystem::create_directories(dir_);
+  remove_abandoned_temp_files(dir_);
 }
 
 std::filesystem::path compile_cache::entry_path(const std::string& key) const {
@@ -62,7 +63,9 @@ void compile_cache::put(const compile_output& output) {
     entry["cubin_sha256"] = cas_.put(output.cubin);
     entry["ptx_sha256"] = cas_.put(output.ptx);
   }
-  write_file_atomically(entry_path(output.key), entry.dump(1));
+  const auto path = entry_path(output.key);
+  std::filesystem::create_directories(path.parent_path());
+  write_file_atomically(path, entry.dump(1));
 }
 
 compile_output compile_cached(const compile_request& request, compile_cache* cache) {

@@ -1,5 +1,6 @@
 #include "tasks/task_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/ranges.h>
@@ -175,10 +176,18 @@ task_spec load_task(const std::filesystem::path& dir) {
   const auto path = dir / "task.json";
   const std::string file = path.string();
   if (!std::filesystem::exists(path)) {
+    std::vector<std::string> known;
+    std::error_code ignored;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.parent_path(), ignored)) {
+      if (std::filesystem::exists(entry.path() / "task.json")) {
+        known.push_back(entry.path().filename().string());
+      }
+    }
+    std::sort(known.begin(), known.end());
     BLASTER_INPUT_ERROR(
-        "{}: no such task file (a task is a folder tasks/<name>/ holding "
-        "task.json, init.cu and reference.cpp)",
-        file);
+        "{}: no such task file (known tasks: {}); a task is a folder "
+        "tasks/<name>/ holding task.json, init.cu and reference.cpp",
+        file, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")));
   }
   json j;
   try {

@@ -1,0 +1,148 @@
+// The blaster command as a user runs it: exit codes, the no-GPU line, JSON on stdout, and
+// errors that name the file, line and fix.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cuda_driver.hpp"
+#include "core/file_io.hpp"
+
+namespace blaster {
+namespace {
+
+struct command_result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class BlasterCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("blaster-cli-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs blaster with a private home, from the source tree, capturing both streams.
+  command_result run(const std::string& args) const {
+    const auto err_file = dir_ / "stderr.txt";
+    const std::string command = fmt::format("cd '{}' && '{}' --home '{}' {} 2>'{}'", root(),
+                                            BLASTER_BINARY, (dir_ / "home").string(), args,
+                                            err_file.string());
+    command_result result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    std::array<char, 4096> chunk{};
+    while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) {
+      result.out.append(chunk.data(), n);
+    }
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_file(err_file);
+    return result;
+  }
+
+  static std::string root() {
+    const char* env = std::getenv("BLASTER_ROOT");
+    return env != nullptr && *env != '\0' ? env : BLASTER_SOURCE_DIR;
+  }
+
+  std::filesystem::path dir_;
+};
+
+bool gpu_present() { return cuda::driver_unavailable_reason().empty(); }
+
+TEST_F(BlasterCli, HelpNamesTheSubcommandsAndExitCodes) {
+  const auto r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* word : {"bench", "compile", "doctor", "Exit status", "BLASTER_HOME"}) {
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+  }
+}
+
+TEST_F(BlasterCli, BenchCompilesEveryKernelThenNeedsAGpu) {
+  const auto r = run("bench --task rmsnorm --samples 10");
+  if (gpu_present()) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("% copy BW"), std::string::npos) << r.out;
+    return;
+  }
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  // Every variant of the task was compiled before the GPU was found missing.
+  for (const char* label : {"init", "rmsnorm_vec_regs[BLOCK=128,VEC=4]",
+                            "rmsnorm_vec_regs[BLOCK=256,VEC=2]"}) {
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("compile_error"), std::string::npos) << r.out;
+  // The last line says, in one line, what is missing.
+  std::string last = r.err.substr(0, r.err.find_last_not_of('\n') + 1);
+  last = last.substr(last.find_last_of('\n') + 1);
+  EXPECT_EQ(last.rfind("blaster: correctness and timing need a GPU: ", 0), 0U) << r.err;
+}
+
+TEST_F(BlasterCli, CompileJsonReportsResourcesPerKernel) {
+  const auto r = run("--json compile --task rmsnorm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("arch"), "sm_90a");
+  ASSERT_EQ(j.at("results").size(), 5U);
+  for (const auto& result : j.at("results")) {
+    ASSERT_EQ(result.at("kernels").size(), 1U) << result.dump();
+    EXPECT_GT(result.at("kernels")[0].at("registers").get<int>(), 0);
+    EXPECT_EQ(result.at("kernels")[0].at("spill_store_bytes").get<int>(), 0);
+  }
+}
+
+TEST_F(BlasterCli, UnknownTaskIsBadInput) {
+  const auto r = run("bench --task no_such_task");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tasks/no_such_task/task.json"), std::string::npos) << r.err;
+}
+
+TEST_F(BlasterCli, MalformedPlanNamesFileLineAndColumn) {
+  const auto bad = dir_ / "bad_plan.cu";
+  std::ofstream(bad) << "/* blaster\n{\n  \"launch\": [\n    {\"kernel\": \"k\", \"grid\": \"B *\","
+                        " \"block\": 32}\n  ]\n}\n*/\n__global__ void k() {}\n";
+  const auto r = run("compile --task rmsnorm --candidate " + bad.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("plan_error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bad_plan.cu:4:"), std::string::npos) << r.out;
+}
+
+TEST_F(BlasterCli, CompileErrorShowsTheNvrtcLog) {
+  const auto bad = dir_ / "broken.cu";
+  std::ofstream(bad) << "/* blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1, \"block\": 32, "
+                        "\"args\": [\"out\"]}]}\n*/\n__global__ void k(float* out) { out[0] = "
+                        "undeclared; }\n";
+  const auto r = run("compile --task rmsnorm --candidate " + bad.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("compile_error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("identifier \"undeclared\" is undefined"), std::string::npos) << r.out;
+}
+
+TEST_F(BlasterCli, DoctorJsonNamesNvrtcAndTheGpuState) {
+  const auto r = run("doctor --json");
+  EXPECT_EQ(r.exit_code, gpu_present() ? 0 : 3);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.at("nvrtc").get<std::string>().empty());
+  if (gpu_present()) {
+    EXPECT_FALSE(j.at("gpu").is_null());
+  } else {
+    EXPECT_TRUE(j.at("gpu").is_null());
+    EXPECT_FALSE(j.at("gpu_unavailable").get<std::string>().empty());
+  }
+}
+
+}  // namespace
+}  // namespace blaster

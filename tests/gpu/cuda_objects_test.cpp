@@ -1,0 +1,67 @@
+// The driver wrappers on a real device: memory round trips, poison fills, and the parameter
+// sizes the driver reports agreeing with what blaster reads from the PTX without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "core/cuda_context.hpp"
+#include "core/cuda_module.hpp"
+#include "core/device_buffer.hpp"
+#include "core/dtype.hpp"
+#include "core/nvrtc_compiler.hpp"
+#include "gpu/require_gpu.hpp"
+#include "profiling/resource_report.hpp"
+
+namespace blaster {
+namespace {
+
+TEST(CudaObjectsGpu, BufferRoundTripAndPoisonFill) {
+  BLASTER_REQUIRE_GPU();
+  cuda::context context;
+  EXPECT_GT(context.properties().sm_count, 0);
+  std::vector<std::int32_t> host(1000);
+  std::iota(host.begin(), host.end(), -500);
+  cuda::device_buffer buffer(host.size() * sizeof(std::int32_t));
+  buffer.upload(std::as_bytes(std::span(host)));
+  std::vector<std::int32_t> back(host.size());
+  buffer.download(std::as_writable_bytes(std::span(back)));
+  EXPECT_EQ(back, host);
+
+  buffer.fill_u16(static_cast<unsigned short>(poison_pattern(dtype::f16) & 0xFFFFU));
+  std::vector<std::byte> bytes(buffer.bytes());
+  buffer.download(bytes);
+  for (std::size_t i = 0; i < bytes.size(); i += 2) {
+    ASSERT_TRUE(is_poison(dtype::f16, bytes.data() + i)) << "element " << i / 2;
+  }
+}
+
+TEST(CudaObjectsGpu, DriverParameterSizesMatchThePtx) {
+  BLASTER_REQUIRE_GPU();
+  cuda::context context;
+  compile_request request;
+  request.source = R"(
+struct pair { float a; double b; };
+template <int N> __global__ void k(float* out, const double* in, int n, float eps, pair p,
+                                   long long q, short s) {
+  if (n > N) out[0] = static_cast<float>(in[0] * eps * p.a * p.b * q * s);
+})";
+  request.file_name = "sizes.cu";
+  request.arch = context.properties().arch();
+  request.name_expressions = {"k<3>"};
+  const compile_output out = compile(request);
+  ASSERT_TRUE(out.ok) << out.log;
+  const std::string& lowered = out.lowered_names.at("k<3>");
+  const auto from_ptx = parse_ptx_parameters(out.ptx).at(lowered);
+
+  const cuda::module module(out.cubin);
+  const auto from_driver = cuda::parameter_sizes(module.function(lowered));
+  ASSERT_EQ(from_driver.size(), from_ptx.size());
+  for (std::size_t i = 0; i < from_driver.size(); ++i) {
+    EXPECT_EQ(from_driver[i], from_ptx[i].bytes) << "parameter " << i;
+  }
+  EXPECT_EQ(from_driver, (std::vector<std::size_t>{8, 8, 4, 4, 16, 8, 2}));
+}
+
+}  // namespace
+}  // namespace blaster

@@ -1,0 +1,349 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "benchmarking/candidate.hpp"
+#include "benchmarking/kernel_binding.hpp"
+#include "core/compile_cache.hpp"
+#include "core/error.hpp"
+#include "core/store.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path source_root = BLASTER_SOURCE_DIR;
+constexpr const char* arch = "sm_90a";
+
+// A fresh folder per test, removed afterwards.
+class temp_folder {
+ public:
+  temp_folder() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("blaster-kernel-compile-" + std::to_string(::getpid()) + "-" +
+             std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~temp_folder() { fs::remove_all(path_); }
+  temp_folder(const temp_folder&) = delete;
+  temp_folder& operator=(const temp_folder&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The task a checked-in candidate belongs to, from where it lives.
+std::string task_of(const fs::path& file) {
+  const fs::path relative = fs::relative(file, source_root);
+  const std::string top = relative.begin()->string();
+  if (top == "tasks" || top == "kernels") return file.parent_path().filename().string();
+  return "rmsnorm";  // tests/gpu/candidates/ are all rmsnorm candidates
+}
+
+std::vector<fs::path> checked_in_candidates() {
+  std::vector<fs::path> files;
+  for (const char* folder : {"tasks", "kernels", "tests/gpu/candidates"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(source_root / folder)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".cu") {
+        files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(KernelCompile, EveryCheckedInCandidateCompilesAndResolvesOnEveryCase) {
+  const temp_folder home;
+  store records(home.path());
+  compile_cache cache(home.path() / "cache", records.cas());
+
+  const auto files = checked_in_candidates();
+  // The walk must find the known files, or this test would pass on an empty list.
+  auto has = [&](const char* relative) {
+    return std::find(files.begin(), files.end(), source_root / relative) != files.end();
+  };
+  EXPECT_TRUE(has("tasks/rmsnorm/init.cu"));
+  EXPECT_TRUE(has("kernels/rmsnorm/rmsnorm_vec_regs.cu"));
+  EXPECT_TRUE(has("tests/gpu/candidates/rmsnorm_no_sqrt.cu"));
+
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.string());
+    const task_spec task = load_task(source_root / "tasks" / task_of(file));
+    const candidate_file candidate = load_candidate(file, arch, &cache);
+    ASSERT_TRUE(candidate.plan.has_value()) << candidate.plan_error;
+    ASSERT_FALSE(candidate.variants.empty());
+    EXPECT_EQ(candidate.variants.size(), expand_params(*candidate.plan).size());
+    for (const auto& v : candidate.variants) {
+      SCOPED_TRACE(v.label);
+      ASSERT_TRUE(v.compiled.ok) << v.compiled.log;
+      EXPECT_FALSE(v.compiled.cubin.empty());
+      EXPECT_FALSE(v.compiled.ptx.empty());
+      ASSERT_EQ(v.kernels.size(), candidate.plan->launch.size());
+      const std::set<std::string> distinct(v.kernels.begin(), v.kernels.end());
+      for (const auto& kernel : v.kernels) {
+        ASSERT_TRUE(v.compiled.lowered_names.contains(kernel)) << kernel;
+        EXPECT_FALSE(v.compiled.lowered_names.at(kernel).empty()) << kernel;
+      }
+      // One ptxas report per distinct kernel the plan launches.
+      ASSERT_EQ(v.resources.size(), distinct.size()) << v.compiled.log;
+      for (const auto& r : v.resources) {
+        EXPECT_GT(r.registers, 0) << r.lowered_name;
+        EXPECT_GE(r.stack_bytes, 0) << r.lowered_name;
+      }
+      for (const auto& c : task.cases) {
+        SCOPED_TRACE(c.name);
+        try {
+          const resolved_plan plan = resolve_plan(*candidate.plan, v, task, c);
+          ASSERT_EQ(plan.launches.size(), candidate.plan->launch.size());
+          for (const auto& launch : plan.launches) {
+            EXPECT_EQ(launch.lowered, v.compiled.lowered_names.at(launch.kernel));
+          }
+        } catch (const input_error& e) {
+          ADD_FAILURE() << e.what();
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
+  const auto files = discover_candidates(source_root, "rmsnorm", {});
+  ASSERT_GE(files.size(), 2u);
+  EXPECT_EQ(files.front(), source_root / "tasks/rmsnorm/init.cu");
+  EXPECT_NE(std::find(files.begin(), files.end(),
+                      source_root / "kernels/rmsnorm/rmsnorm_vec_regs.cu"),
+            files.end());
+
+  // A folder stands for its .cu files in name order; the baseline still comes first.
+  const auto given =
+      discover_candidates(source_root, "rmsnorm", {source_root / "tests/gpu/candidates"});
+  ASSERT_EQ(given.size(), 4u);
+  EXPECT_EQ(given[0], source_root / "tasks/rmsnorm/init.cu");
+  EXPECT_EQ(given[1], source_root / "tests/gpu/candidates/rmsnorm_nan_on_large.cu");
+  EXPECT_EQ(given[2], source_root / "tests/gpu/candidates/rmsnorm_no_sqrt.cu");
+  EXPECT_EQ(given[3], source_root / "tests/gpu/candidates/rmsnorm_skips_tail.cu");
+
+  EXPECT_THROW(discover_candidates(source_root, "rmsnorm", {source_root / "no/such.cu"}),
+               input_error);
+  EXPECT_THROW(discover_candidates(source_root, "no_such_task", {}), input_error);
+}
+
+// Candidates for rmsnorm written to a temp folder, each wrong in one way.
+class BadCandidate : public ::testing::Test {
+ protected:
+  void SetUp() override { task_ = load_task(source_root / "tasks/rmsnorm"); }
+
+  // A plan of one step; `step` holds the members after "kernel".
+  static std::string plan(std::string_view kernel, std::string_view step,
+                          std::string_view rest = "") {
+    return "/* blaster\n{\n  \"launch\": [\n    {\"kernel\": \"" + std::string(kernel) + "\", " +
+           std::string(step) + "}\n  ]" + std::string(rest) + "\n}\n*/\n";
+  }
+
+  static constexpr std::string_view good_step =
+      R"("grid": "ceil_div(B*H*W, 256)", "block": 256, "args": ["out", "x", "B", "C", "H*W", "eps"])";
+
+  static constexpr std::string_view kernel_k =
+      "#include <cuda_fp16.h>\n"
+      "extern \"C\" __global__ void k(__half* out, const __half* x, int b, int c, int plane,\n"
+      "                              float eps) {\n"
+      "  if (threadIdx.x == 0) out[0] = x[0];\n"
+      "}\n";
+
+  fs::path write(std::string_view name, const std::string& text) const {
+    const fs::path file = folder_.path() / name;
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+    EXPECT_TRUE(out.good());
+    return file;
+  }
+
+  // The candidate's one variant, which must have compiled.
+  static const candidate_variant& compiled(const candidate_file& c) {
+    EXPECT_TRUE(c.plan_error.empty()) << c.plan_error;
+    EXPECT_EQ(c.variants.size(), 1u);
+    EXPECT_TRUE(c.variants.at(0).compiled.ok) << c.variants.at(0).compiled.log;
+    return c.variants.at(0);
+  }
+
+  // The input_error resolve_plan throws for the case.
+  std::string resolve_error(const candidate_file& c, std::string_view case_name) const {
+    try {
+      static_cast<void>(resolve_plan(*c.plan, compiled(c), task_, task_.find_case(case_name)));
+    } catch (const input_error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "resolve_plan accepted " << c.file << " for case " << case_name;
+    return {};
+  }
+
+  temp_folder folder_;
+  task_spec task_;
+};
+
+TEST_F(BadCandidate, CompileErrorIsAVerdictWithTheLine) {
+  // Line 12 of the file holds the error; NVRTC reports it as "bad.cu(12)".
+  const std::string text = plan("k", good_step) +
+                           "#include <cuda_fp16.h>\n"                     // line 10
+                           "extern \"C\" __global__ void k(__half* out) {\n"  // line 11
+                           "  out[0] = not_declared_anywhere;\n"          // line 12
+                           "}\n";
+  const fs::path file = write("bad.cu", text);
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  EXPECT_TRUE(c.plan_error.empty()) << c.plan_error;
+  ASSERT_EQ(c.variants.size(), 1u);
+  const compile_output& out = c.variants[0].compiled;
+  EXPECT_FALSE(out.ok);
+  EXPECT_TRUE(out.cubin.empty());
+  EXPECT_NE(out.log.find("bad.cu(12)"), std::string::npos) << out.log;
+  EXPECT_NE(out.log.find("not_declared_anywhere"), std::string::npos) << out.log;
+  EXPECT_TRUE(c.variants[0].resources.empty());
+}
+
+TEST_F(BadCandidate, PlanNamesAKernelTheFileLacks) {
+  const fs::path file = write("missing.cu", plan("not_here", good_step) + std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  ASSERT_EQ(c.variants.size(), 1u);
+  EXPECT_FALSE(c.variants[0].compiled.ok);
+  EXPECT_NE(c.variants[0].compiled.log.find("not_here"), std::string::npos)
+      << c.variants[0].compiled.log;
+}
+
+TEST_F(BadCandidate, ArgumentCountDiffersFromTheKernel) {
+  // Five arguments for six parameters; the error points at the kernel name, line 4 column 17.
+  const fs::path file = write(
+      "count.cu", plan("k", R"("grid": 1, "block": 32, "args": ["out", "x", "B", "C", "H*W"])") +
+                      std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "canonical");
+  EXPECT_NE(message.find(file.string() + ":4:17:"), std::string::npos) << message;
+  EXPECT_NE(message.find("takes 6 parameters"), std::string::npos) << message;
+  EXPECT_NE(message.find("passes 5"), std::string::npos) << message;
+}
+
+TEST_F(BadCandidate, IntegerWhereTheKernelTakesAFloat) {
+  // Same count, same size, wrong kind: B (i32) lands in the float eps parameter.
+  const fs::path file = write(
+      "kind.cu",
+      plan("k", R"("grid": 1, "block": 32, "args": ["out", "x", "B", "C", "H*W", "B"])") +
+          std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "canonical");
+  EXPECT_NE(message.find(file.string() + ":"), std::string::npos) << message;
+  EXPECT_NE(message.find("argument 6"), std::string::npos) << message;
+  EXPECT_NE(message.find("floating point"), std::string::npos) << message;
+}
+
+TEST_F(BadCandidate, FloatSymbolInsideAnExpression) {
+  const fs::path file = write(
+      "eps.cu",
+      plan("k", R"("grid": 1, "block": 32, "args": ["out", "x", "B", "C", "H*W", "eps*2"])") +
+          std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "single");
+  EXPECT_NE(message.find(file.string() + ":"), std::string::npos) << message;
+  EXPECT_NE(message.find("eps is a floating-point symbol"), std::string::npos) << message;
+}
+
+TEST_F(BadCandidate, I32ArgumentThatOverflowsOnTheCanonicalCase) {
+  // 16*64*256*256*1000 is about 6.7e10: fine as an expression, too large for an int parameter.
+  const fs::path file = write(
+      "overflow.cu",
+      plan("k",
+           R"("grid": 1, "block": 32, "args": ["out", "x", "B", "C", "B*C*H*W*1000", "eps"])") +
+          std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "canonical");
+  EXPECT_NE(message.find("67108864000"), std::string::npos) << message;
+  EXPECT_NE(message.find("does not fit in i32"), std::string::npos) << message;
+  // The single case fits, so the plan itself is not refused.
+  EXPECT_NO_THROW(
+      static_cast<void>(resolve_plan(*c.plan, compiled(c), task_, task_.find_case("single"))));
+}
+
+TEST_F(BadCandidate, GridOfZeroForTheSingleCase) {
+  // Rounding down: 1 position / 256 is 0 blocks, which would launch nothing.
+  const fs::path file = write(
+      "grid.cu", plan("k", R"("grid": "B*H*W/256", "block": 256, "args": ["out", "x", "B", "C", "H*W", "eps"])") +
+                     std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "single");
+  EXPECT_NE(message.find("grid dimension x is 0 for case single"), std::string::npos) << message;
+  EXPECT_NO_THROW(
+      static_cast<void>(resolve_plan(*c.plan, compiled(c), task_, task_.find_case("canonical"))));
+}
+
+TEST_F(BadCandidate, BlockOf2048) {
+  const fs::path file = write(
+      "block.cu", plan("k", R"("grid": 1, "block": 2048, "args": ["out", "x", "B", "C", "H*W", "eps"])") +
+                      std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const std::string message = resolve_error(c, "canonical");
+  EXPECT_NE(message.find("block dimension x is 2048"), std::string::npos) << message;
+}
+
+TEST_F(BadCandidate, ParamInTheKernelNameIsATemplateArgument) {
+  const std::string text =
+      plan("k<VEC>", good_step, ",\n  \"params\": {\"VEC\": [2, 4]}") +
+      "#include <cuda_fp16.h>\n"
+      "template <int VEC>\n"
+      "__global__ void k(__half* out, const __half* x, int b, int c, int plane, float eps) {\n"
+      "  if (threadIdx.x < VEC) out[threadIdx.x] = x[threadIdx.x];\n"
+      "}\n";
+  const fs::path file = write("templated.cu", text);
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  ASSERT_EQ(c.variants.size(), 2u) << c.plan_error;
+  const std::vector<std::string> values = {"2", "4"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const candidate_variant& v = c.variants[i];
+    ASSERT_TRUE(v.compiled.ok) << v.compiled.log;
+    EXPECT_EQ(v.candidate, "templated");
+    EXPECT_EQ(v.label, "templated[VEC=" + values[i] + "]");
+    EXPECT_EQ(v.params, (std::map<std::string, std::string>{{"VEC", values[i]}}));
+    EXPECT_EQ(v.kernels, std::vector<std::string>{"k<" + values[i] + ">"});
+    EXPECT_EQ(v.compiled.lowered_names.at("k<" + values[i] + ">"),
+              "_Z1kILi" + values[i] + "EEvP6__halfPKS0_iiif");
+    // A template argument is not also a define.
+    for (const auto& option : v.compiled.options) {
+      EXPECT_EQ(option.find("-DVEC"), std::string::npos) << option;
+    }
+    ASSERT_EQ(v.resources.size(), 1u);
+    EXPECT_GT(v.resources[0].registers, 0);
+    EXPECT_NO_THROW(
+        static_cast<void>(resolve_plan(*c.plan, v, task_, task_.find_case("canonical"))));
+  }
+  // Two instantiations, two binaries.
+  EXPECT_NE(c.variants[0].compiled.key, c.variants[1].compiled.key);
+}
+
+TEST_F(BadCandidate, ParamOutsideTheKernelNameIsADefine) {
+  // The static_assert fails to compile unless -DTILE=8 reached NVRTC.
+  const std::string text = plan("k", good_step, ",\n  \"params\": {\"TILE\": [8]}") +
+                           "#include <cuda_fp16.h>\n"
+                           "static_assert(TILE == 8, \"TILE is not defined\");\n" +
+                           std::string(kernel_k).substr(std::string_view("#include <cuda_fp16.h>\n").size());
+  const fs::path file = write("defined.cu", text);
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  const candidate_variant& v = compiled(c);
+  EXPECT_EQ(v.label, "defined[TILE=8]");
+  EXPECT_EQ(v.kernels, std::vector<std::string>{"k"});
+  EXPECT_NE(std::find(v.compiled.options.begin(), v.compiled.options.end(), "-DTILE=8"),
+            v.compiled.options.end());
+}
+
+}  // namespace
+}  // namespace blaster
