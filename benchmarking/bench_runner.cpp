@@ -4,8 +4,8 @@
 #include <chrono>
 #include <random>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "benchmarking/candidate.hpp"
 #include "benchmarking/kernel_binding.hpp"
@@ -348,6 +348,7 @@ bench_report run_bench(const bench_options& options, store& records) {
   const reference_fn reference = find_reference(task.reference);
 
   bench_report report;
+  report.timing = options.timing;
   report.gpu_unavailable = cuda::driver_unavailable_reason();
   report.gpu = report.gpu_unavailable.empty();
   std::optional<cuda::context> context;

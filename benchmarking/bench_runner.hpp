@@ -76,6 +76,7 @@ struct bench_report {
   std::string arch;
   std::string nvrtc;
   std::uint64_t seed = 0;
+  hot_timing_options timing;
   bool gpu = false;
   std::string gpu_unavailable;  // why correctness and timing did not run
   std::optional<cuda::device_properties> device;

@@ -73,7 +73,8 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
     request.source = result.source;
     request.file_name = file.filename().string();
     request.arch = arch;
-    for (const auto& [name, value] : params) {
+    for (const auto& [name, values] : result.plan->params) {  // declaration order
+      const std::string& value = params.at(name);
       assignments.push_back(fmt::format("{}={}", name, value));
       // A param the kernel name mentions is a template argument; any other is a -D define.
       const bool template_argument = std::any_of(

@@ -54,7 +54,9 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
         continue;
       }
       const double abs_error = std::fabs(c - r);
-      const double normalized = abs_error / (tol.atol + tol.rtol * std::fabs(r));
+      const double allowed = tol.atol + tol.rtol * std::fabs(r);
+      // With a zero tolerance an exact element is 0, not 0/0.
+      const double normalized = abs_error == 0.0 ? 0.0 : abs_error / allowed;
       part.max_abs = std::max(part.max_abs, abs_error);
       if (r != 0.0) part.max_rel = std::max(part.max_rel, abs_error / std::fabs(r));
       if (normalized > 1.0) ++part.mismatches;

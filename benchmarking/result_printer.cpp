@@ -46,9 +46,11 @@ nlohmann::json metrics_json(const error_metrics& m) {
 
 void print_bench_table(const bench_report& report, std::ostream& out) {
   fmt::print(out, "task {}: {}\n", report.task, report.title);
-  fmt::print(out,
-             "case {} ({}), {} · timing: hot, CUDA events, median per launch of ~{} ms samples\n",
-             report.canonical_case, report.canonical_shape, report.dtype, 1);
+  fmt::print(
+      out,
+      "case {} ({}), {} · timing: hot, CUDA events, median per launch over {} samples of ~{} ms\n",
+      report.canonical_case, report.canonical_shape, report.dtype, report.timing.samples,
+      report.timing.target_sample_ms);
   if (report.device) {
     fmt::print(out, "GPU {} ({}, {} SMs, driver {}.{}) · NVRTC {}\n", report.device->name,
                report.device->arch(), report.device->sm_count, report.device->driver_version / 1000,
@@ -100,13 +102,25 @@ void print_compile_table(const bench_report& report, std::ostream& out) {
 
 nlohmann::json to_json(const bench_report& report) {
   nlohmann::json j = {
-      {"task", report.task},           {"title", report.title},
-      {"case", report.canonical_case}, {"shape", report.canonical_shape},
-      {"dtype", report.dtype},         {"roofline_bytes", report.roofline_bytes},
-      {"arch", report.arch},           {"nvrtc", report.nvrtc},
-      {"seed", report.seed},           {"gpu", report.gpu},
-      {"run_id", report.run_id},       {"home", report.home},
-      {"wall_ms", report.wall_ms},     {"timing_mode", "hot"},
+      {"task", report.task},
+      {"title", report.title},
+      {"case", report.canonical_case},
+      {"shape", report.canonical_shape},
+      {"dtype", report.dtype},
+      {"roofline_bytes", report.roofline_bytes},
+      {"arch", report.arch},
+      {"nvrtc", report.nvrtc},
+      {"seed", report.seed},
+      {"gpu", report.gpu},
+      {"run_id", report.run_id},
+      {"home", report.home},
+      {"wall_ms", report.wall_ms},
+      {"timing",
+       {{"mode", "hot"},
+        {"clock", "CUDA events"},
+        {"target_sample_ms", report.timing.target_sample_ms},
+        {"samples", report.timing.samples},
+        {"warmup_launches", report.timing.warmup_launches}}},
   };
   if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
   if (report.device) {

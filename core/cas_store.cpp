@@ -56,7 +56,12 @@ bool cas_store::contains(std::string_view digest) const {
 std::string cas_store::put(std::string_view bytes) {
   std::string digest = sha256_hex(bytes);
   const std::filesystem::path path = path_of(digest);
-  if (contains(digest)) return digest;  // Never overwritten: same name, same bytes.
+  // Never overwritten: same name, same bytes. An object whose bytes no longer hash to its name
+  // is damaged, and writing the true bytes back is a repair, not an overwrite.
+  if (contains(digest)) {
+    const auto existing = read_file_if_exists(path);
+    if (existing && sha256_hex(*existing) == digest) return digest;
+  }
 
   const std::filesystem::path folder = path.parent_path();
   if (make_folder(folder)) fsync_folder(root_);

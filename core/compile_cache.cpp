@@ -29,9 +29,10 @@ std::optional<compile_output> compile_cache::find(const std::string& key) const 
   // A damaged entry or a missing object is a miss, never an error: the cache can always be
   // rebuilt from the source.
   const auto entry = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!entry.is_object() || entry.value("key", "") != key) return std::nullopt;
+  if (!entry.is_object()) return std::nullopt;
   compile_output out;
   try {
+    if (entry.at("key").get<std::string>() != key) return std::nullopt;
     out.key = key;
     out.ok = entry.at("ok").get<bool>();
     out.log = entry.at("log").get<std::string>();

@@ -119,12 +119,11 @@ void fsync_folder(const std::filesystem::path& folder) {
   }
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
-                           mode_t mode) {
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode) {
   const std::filesystem::path folder =
       path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-  std::string temp_name = path.string() + std::string(temp_marker) +
-                          std::to_string(::getpid()) + ".XXXXXX";
+  std::string temp_name =
+      path.string() + std::string(temp_marker) + std::to_string(::getpid()) + ".XXXXXX";
   file_descriptor fd(::mkstemp(temp_name.data()));
   if (fd.get() < 0) BLASTER_THROW("mkstemp({}) failed: {}", temp_name, std::strerror(errno));
   const std::filesystem::path temp_path = temp_name;

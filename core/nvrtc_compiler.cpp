@@ -97,6 +97,8 @@ std::string compile_key(const compile_request& request) {
   field("blaster-compile-v1");
   field(nvrtc_version());
   field(request.arch);
+  // NVRTC writes the file name into the log, the PTX and the cubin.
+  field(request.file_name);
   for (const auto& option : nvrtc_options(request)) field(option);
   field("names");
   for (const auto& name : request.name_expressions) field(name);

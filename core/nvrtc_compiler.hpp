@@ -34,8 +34,8 @@ std::string nvrtc_version();
 // Every option NVRTC receives for the request, in order.
 std::vector<std::string> nvrtc_options(const compile_request& request);
 
-// SHA-256 over the NVRTC version, architecture, options, name expressions and source: two
-// requests with one key produce the same cubin.
+// SHA-256 over the NVRTC version, architecture, file name, options, name expressions and
+// source: two requests with one key produce the same cubin and log.
 std::string compile_key(const compile_request& request);
 
 // Compiles without any cache. A source that does not compile is not an exception: ok is false

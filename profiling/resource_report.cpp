@@ -1,5 +1,6 @@
 #include "profiling/resource_report.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -24,32 +25,31 @@ std::vector<kernel_resources> parse_ptxas_log(std::string_view log) {
   static const std::regex smem(R"((\d+) bytes smem)");
 
   std::vector<kernel_resources> kernels;
-  auto current = [&](const std::string& name) -> kernel_resources& {
-    if (kernels.empty() || kernels.back().lowered_name != name) {
-      kernels.push_back(kernel_resources{.lowered_name = name});
-    }
-    return kernels.back();
-  };
-  std::string name;
+  // The kernel the following lines describe; null while ptxas describes a device function
+  // (its "Function properties for" block names a non-entry function).
+  kernel_resources* current = nullptr;
   std::istringstream lines{std::string(log)};
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, compiling) || std::regex_search(line, m, properties)) {
-      name = m[1].str();
-      current(name);
-    } else if (name.empty()) {
+    if (std::regex_search(line, m, compiling)) {
+      kernels.push_back(kernel_resources{.lowered_name = m[1].str()});
+      current = &kernels.back();
+    } else if (std::regex_search(line, m, properties)) {
+      auto it = std::find_if(kernels.begin(), kernels.end(), [&](const kernel_resources& k) {
+        return k.lowered_name == m[1].str();
+      });
+      current = it == kernels.end() ? nullptr : &*it;
+    } else if (current == nullptr) {
       continue;
     } else if (std::regex_search(line, m, frame)) {
-      auto& k = current(name);
-      k.stack_bytes = to_int(m[1]);
-      k.spill_store_bytes = to_int(m[2]);
-      k.spill_load_bytes = to_int(m[3]);
+      current->stack_bytes = to_int(m[1]);
+      current->spill_store_bytes = to_int(m[2]);
+      current->spill_load_bytes = to_int(m[3]);
     } else if (std::regex_search(line, m, used)) {
-      auto& k = current(name);
-      k.registers = to_int(m[1]);
-      if (m[2].matched) k.barriers = to_int(m[2]);
+      current->registers = to_int(m[1]);
+      if (m[2].matched) current->barriers = to_int(m[2]);
       const std::string rest = m[3].str();
-      if (std::smatch s; std::regex_search(rest, s, smem)) k.shared_bytes = to_int(s[1]);
+      if (std::smatch s; std::regex_search(rest, s, smem)) current->shared_bytes = to_int(s[1]);
     }
   }
   return kernels;

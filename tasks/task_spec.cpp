@@ -64,6 +64,16 @@ class reader {
     }
   }
 
+  // A value for a symbol of this type: integer types take non-negative integers only.
+  double symbol_value(const json& value, dtype type, std::string_view where) const {
+    if (!value.is_number()) fail(where, "must be a number");
+    const double v = value.get<double>();
+    if (!is_floating(type) && (v != std::floor(v) || v < 0)) {
+      fail(where, "must be a non-negative integer");
+    }
+    return v;
+  }
+
   dtype type(const json& object, std::string_view where, const char* key) const {
     const std::string name = text(object, where, key);
     if (auto t = parse_dtype(name)) return *t;
@@ -213,7 +223,7 @@ task_spec load_task(const std::filesystem::path& dir) {
     symbol_spec spec;
     spec.name = name;
     spec.type = r.type(s, where, "type");
-    if (s.contains("value")) spec.value = r.number(s, where, "value");
+    if (s.contains("value")) spec.value = r.symbol_value(s["value"], spec.type, where + ".value");
     task.symbols.push_back(spec);
   }
 
@@ -267,6 +277,9 @@ task_spec load_task(const std::filesystem::path& dir) {
     task_case tc;
     tc.name = r.text(c, where, "name");
     tc.note = r.text(c, where, "note", "");
+    if (c.contains("canonical") && !c["canonical"].is_boolean()) {
+      r.fail(where + ".canonical", "must be true or false");
+    }
     if (c.value("canonical", false)) {
       if (!task.canonical_case.empty()) r.fail(where, "only one case may be canonical");
       task.canonical_case = tc.name;
@@ -275,12 +288,7 @@ task_spec load_task(const std::filesystem::path& dir) {
     for (const auto& [symbol, value] : values.items()) {
       const symbol_spec* s = task.find_symbol(symbol);
       if (s == nullptr) r.fail(where + ".symbols", fmt::format("unknown symbol \"{}\"", symbol));
-      if (!value.is_number()) r.fail(where + ".symbols." + symbol, "must be a number");
-      const double v = value.get<double>();
-      if (!is_floating(s->type) && (v != std::floor(v) || v < 0)) {
-        r.fail(where + ".symbols." + symbol, "must be a non-negative integer");
-      }
-      tc.values[symbol] = v;
+      tc.values[symbol] = r.symbol_value(value, s->type, where + ".symbols." + symbol);
     }
     for (const auto& s : task.symbols) {
       if (!s.value && !tc.values.contains(s.name)) {
@@ -296,13 +304,26 @@ task_spec load_task(const std::filesystem::path& dir) {
 
   // Every expression must evaluate in every case now, not halfway through a run.
   for (const auto& c : task.cases) {
-    try {
-      for (const auto& b : task.buffers) static_cast<void>(task.elements(b, c));
-      task.bytes.evaluate(task.integer_symbols(c));
-      task.flops.evaluate(task.integer_symbols(c));
-    } catch (const input_error& e) {
-      r.fail(fmt::format("case {}", c.name), e.what());
+    const symbol_table symbols = task.integer_symbols(c);
+    auto check = [&](const expression& e, const std::string& where) {
+      try {
+        static_cast<void>(e.evaluate(symbols));
+      } catch (const input_error& error) {
+        r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
+      }
+    };
+    for (const auto& b : task.buffers) {
+      for (std::size_t i = 0; i < b.shape.size(); ++i) {
+        check(b.shape[i], fmt::format("buffers.{}.shape[{}]", b.name, i));
+      }
+      try {
+        static_cast<void>(task.elements(b, c));
+      } catch (const input_error& error) {
+        r.fail(fmt::format("buffers.{}.shape", b.name), error.what());
+      }
     }
+    check(task.bytes, "roofline.bytes");
+    check(task.flops, "roofline.flops");
   }
   return task;
 }

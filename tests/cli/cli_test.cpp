@@ -80,8 +80,8 @@ TEST_F(BlasterCli, BenchCompilesEveryKernelThenNeedsAGpu) {
   }
   EXPECT_EQ(r.exit_code, 3) << r.err;
   // Every variant of the task was compiled before the GPU was found missing.
-  for (const char* label : {"init", "rmsnorm_vec_regs[BLOCK=128,VEC=4]",
-                            "rmsnorm_vec_regs[BLOCK=256,VEC=2]"}) {
+  for (const char* label : {"init", "rmsnorm_vec_regs[VEC=4,BLOCK=128]",
+                            "rmsnorm_vec_regs[VEC=2,BLOCK=256]"}) {
     EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("compile_error"), std::string::npos) << r.out;

@@ -30,7 +30,8 @@ class RmsnormReference : public ::testing::Test {
   }
 
   static task_case make_case(double b, double c, double h, double w) {
-    return task_case{.name = "hand", .note = "", .values = {{"B", b}, {"C", c}, {"H", h}, {"W", w}}};
+    return task_case{
+        .name = "hand", .note = "", .values = {{"B", b}, {"C", c}, {"H", h}, {"W", w}}};
   }
 
   task_spec task_;

@@ -49,6 +49,19 @@ TEST(TaskSpecRmsnorm, CanonicalCaseIsKernelBenchShape) {
   EXPECT_DOUBLE_EQ(task.tol.rtol, 0.01);
 }
 
+TEST(TaskSpecRmsnorm, UnknownTaskListsTheKnownOnes) {
+  // A typo in --task gets the list of tasks next to the one it missed.
+  try {
+    static_cast<void>(load_task(BLASTER_SOURCE_DIR "/tasks/rmsnrom"));
+    FAIL() << "load_task found a task that does not exist";
+  } catch (const input_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(BLASTER_SOURCE_DIR "/tasks/rmsnrom/task.json"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("known tasks: rmsnorm"), std::string::npos) << message;
+  }
+}
+
 TEST(TaskSpecRmsnorm, EdgeCasesAreAllPresent) {
   const task_spec task = load_task(BLASTER_SOURCE_DIR "/tasks/rmsnorm");
   std::vector<std::string> names;
@@ -108,6 +121,9 @@ class TaskSpecFile : public ::testing::Test {
       return {};
     } catch (const input_error& e) {
       message = e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not an input_error: " << e.what();
+      return {};
     }
     EXPECT_NE(message.find(file()), std::string::npos) << message;
     for (const auto part : parts) EXPECT_NE(message.find(part), std::string::npos) << message;
@@ -139,7 +155,7 @@ TEST_F(TaskSpecFile, UnknownTopLevelKey) {
   json j = valid();
   j["colour"] = "blue";
   write(j.dump());
-  refused({"unknown key \"colour\""});
+  refused({"task: unknown key \"colour\""});
 }
 
 TEST_F(TaskSpecFile, UnknownDtype) {
@@ -215,6 +231,21 @@ TEST_F(TaskSpecFile, ShapeExpressionWithUnknownSymbol) {
   j["buffers"]["x"]["shape"][1] = "N*Q";
   write(j.dump());
   refused({"buffers.x.shape[1]", "unknown symbol 'Q'"});
+}
+
+TEST_F(TaskSpecFile, WrongJsonTypeOfAnOptionalKey) {
+  // "canonical" must be true or false; a string is the user's mistake, not a crash.
+  json j = valid();
+  j["cases"][1]["canonical"] = "yes";
+  write(j.dump());
+  refused({"cases[1]", "canonical"});
+}
+
+TEST_F(TaskSpecFile, WrongJsonTypeOfASection) {
+  json j = valid();
+  j["tolerance"] = "tight";
+  write(j.dump());
+  refused({"tolerance"});
 }
 
 TEST_F(TaskSpecFile, MissingTaskFile) {

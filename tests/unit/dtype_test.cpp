@@ -1,0 +1,136 @@
+#include "core/dtype.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace blaster {
+namespace {
+
+const std::vector<dtype> all_types = {dtype::f16, dtype::bf16, dtype::f32,
+                                      dtype::f64, dtype::i32,  dtype::i64};
+
+// The value a `type` element holds after storing `value`.
+double round_trip(dtype type, double value) {
+  std::byte element[8] = {};
+  store_from_double(type, value, element);
+  return load_as_double(type, element);
+}
+
+std::uint16_t bits16(dtype type, double value) {
+  std::byte element[2];
+  store_from_double(type, value, element);
+  std::uint16_t bits = 0;
+  std::memcpy(&bits, element, 2);
+  return bits;
+}
+
+// A NaN made by arithmetic at run time, as a kernel's 0/0 would make it.
+double runtime_nan() {
+  volatile double zero = 0.0;
+  return zero / zero;
+}
+
+TEST(Dtype, SizesNamesAndParse) {
+  EXPECT_EQ(size_of(dtype::f16), 2u);
+  EXPECT_EQ(size_of(dtype::bf16), 2u);
+  EXPECT_EQ(size_of(dtype::f32), 4u);
+  EXPECT_EQ(size_of(dtype::f64), 8u);
+  EXPECT_EQ(size_of(dtype::i32), 4u);
+  EXPECT_EQ(size_of(dtype::i64), 8u);
+  const std::vector<std::string_view> names = {"f16", "bf16", "f32", "f64", "i32", "i64"};
+  for (std::size_t i = 0; i < all_types.size(); ++i) {
+    EXPECT_EQ(name_of(all_types[i]), names[i]);
+    EXPECT_EQ(parse_dtype(names[i]), all_types[i]);  // task.json spells types this way
+  }
+  EXPECT_EQ(parse_dtype("f17"), std::nullopt);
+  EXPECT_EQ(parse_dtype(""), std::nullopt);
+  EXPECT_EQ(parse_dtype("half"), std::nullopt);
+  EXPECT_TRUE(is_floating(dtype::f16));
+  EXPECT_TRUE(is_floating(dtype::bf16));
+  EXPECT_TRUE(is_floating(dtype::f32));
+  EXPECT_TRUE(is_floating(dtype::f64));
+  EXPECT_FALSE(is_floating(dtype::i32));
+  EXPECT_FALSE(is_floating(dtype::i64));
+}
+
+TEST(Dtype, F16RoundsToNearest) {
+  // 1/3 lies between 0x3555 (0.333251953125) and 0x3556 (0.33349609375); the first is nearer.
+  EXPECT_EQ(bits16(dtype::f16, 1.0 / 3.0), 0x3555);
+  EXPECT_EQ(round_trip(dtype::f16, 1.0 / 3.0), 0.333251953125);
+  EXPECT_EQ(round_trip(dtype::f16, -1.0 / 3.0), -0.333251953125);
+  // Exact values survive.
+  for (double v : {0.0, 1.0, -2.5, 65504.0, 0.000060975551605224609375}) {
+    EXPECT_EQ(round_trip(dtype::f16, v), v) << v;
+  }
+}
+
+TEST(Dtype, F16TiesGoToEven) {
+  const double ulp = std::ldexp(1.0, -10);  // spacing of f16 in [1, 2)
+  EXPECT_EQ(round_trip(dtype::f16, 1.0 + ulp / 2), 1.0);
+  EXPECT_EQ(round_trip(dtype::f16, 1.0 + 3 * ulp / 2), 1.0 + 2 * ulp);
+  // Just above the tie rounds up; a detour through float would lose the 2^-40 and round down.
+  EXPECT_EQ(round_trip(dtype::f16, 1.0 + ulp / 2 + std::ldexp(1.0, -40)), 1.0 + ulp);
+  // 65520 is halfway between 65504 and the next step, 65536, which is out of range.
+  EXPECT_EQ(round_trip(dtype::f16, 65519.0), 65504.0);
+  EXPECT_TRUE(std::isinf(round_trip(dtype::f16, 65520.0)));
+}
+
+TEST(Dtype, Bf16AndWiderTypes) {
+  // bf16 keeps float's exponent and 8 bits of mantissa: 1/3 is 0x3EAB = 0.333984375.
+  EXPECT_EQ(bits16(dtype::bf16, 1.0 / 3.0), 0x3EAB);
+  EXPECT_EQ(round_trip(dtype::bf16, 1.0 / 3.0), 0.333984375);
+  EXPECT_EQ(round_trip(dtype::f32, 1.0 / 3.0), static_cast<double>(1.0f / 3.0f));
+  EXPECT_EQ(round_trip(dtype::f64, 1.0 / 3.0), 1.0 / 3.0);
+  EXPECT_EQ(round_trip(dtype::i32, -7.0), -7.0);
+  EXPECT_EQ(round_trip(dtype::i64, 4294967296.0 * 3), 4294967296.0 * 3);
+}
+
+TEST(Dtype, PoisonIsRecognizedAndIsNaNForFloats) {
+  for (dtype type : all_types) {
+    SCOPED_TRACE(name_of(type));
+    const std::uint32_t pattern = poison_pattern(type);
+    std::byte element[8];
+    std::memcpy(element, &pattern, 4);
+    std::memcpy(element + 4, &pattern, 4);
+    EXPECT_TRUE(is_poison(type, element));
+    // An unwritten float output must also fail any finite comparison.
+    if (is_floating(type)) {
+      EXPECT_TRUE(std::isnan(load_as_double(type, element)));
+    }
+
+    std::byte zero[8] = {};
+    EXPECT_FALSE(is_poison(type, zero));
+    std::byte value[8] = {};
+    store_from_double(type, 1.0, value);
+    EXPECT_FALSE(is_poison(type, value));
+  }
+}
+
+TEST(Dtype, RealNaNIsNotPoison) {
+  // A kernel that writes 0/0 wrote something: nonfinite, not unwritten.
+  for (dtype type : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64}) {
+    SCOPED_TRACE(name_of(type));
+    std::byte element[8] = {};
+    store_from_double(type, runtime_nan(), element);
+    EXPECT_TRUE(std::isnan(load_as_double(type, element)));
+    EXPECT_FALSE(is_poison(type, element));
+    store_from_double(type, -runtime_nan(), element);
+    EXPECT_FALSE(is_poison(type, element));
+  }
+}
+
+TEST(Dtype, PoisonLooksOnlyAtItsOwnElement) {
+  // An f16 poison followed by a written element: the neighbour's bytes play no part.
+  std::byte two[4];
+  const std::uint32_t pattern = poison_pattern(dtype::f16);
+  std::memcpy(two, &pattern, 4);
+  store_from_double(dtype::f16, 2.0, two + 2);
+  EXPECT_TRUE(is_poison(dtype::f16, two));
+  EXPECT_FALSE(is_poison(dtype::f16, two + 2));
+}
+
+}  // namespace
+}  // namespace blaster

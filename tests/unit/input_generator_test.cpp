@@ -1,0 +1,166 @@
+#include "tasks/input_generator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace blaster {
+namespace {
+
+buffer_spec buffer(dtype type, distribution init) {
+  return buffer_spec{
+      .name = "x", .type = type, .shape = {}, .role = buffer_role::input, .init = std::move(init)};
+}
+
+const distribution standard_normal{};  // normal, mean 0, stddev 1
+
+struct moments {
+  double mean = 0.0;
+  double stddev = 0.0;
+};
+
+moments moments_of(const std::vector<double>& values) {
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  double squares = 0.0;
+  for (double v : values) squares += (v - mean) * (v - mean);
+  return {mean, std::sqrt(squares / static_cast<double>(values.size()))};
+}
+
+TEST(InputGenerator, SameSeedSameBytesOtherSeedOtherBytes) {
+  // Spans several chunks, so chunk seeding is part of what is compared.
+  const auto b = buffer(dtype::f16, standard_normal);
+  const host_tensor first = generate_input(b, 200000, 42);
+  const host_tensor again = generate_input(b, 200000, 42);
+  const host_tensor other = generate_input(b, 200000, 43);
+  EXPECT_EQ(first.type, dtype::f16);
+  ASSERT_EQ(first.bytes.size(), 400000u);
+  ASSERT_EQ(first.values.size(), 200000u);
+  EXPECT_EQ(first.bytes, again.bytes);
+  EXPECT_EQ(first.values, again.values);
+  EXPECT_NE(first.bytes, other.bytes);
+  // Not just one differing element: the other seed is a different stream everywhere.
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < first.values.size(); ++i) same += first.values[i] == other.values[i];
+  EXPECT_LT(same, first.values.size() / 100);
+}
+
+TEST(InputGenerator, ChunksAreNotCopiesOfEachOther) {
+  // Each 65536-element chunk seeds its own generator; equal seeds would repeat the data.
+  const host_tensor t = generate_input(buffer(dtype::f32, standard_normal), 3 << 16, 7);
+  const std::vector<double> a(t.values.begin(), t.values.begin() + 1000);
+  const std::vector<double> b(t.values.begin() + (1 << 16), t.values.begin() + (1 << 16) + 1000);
+  const std::vector<double> c(t.values.begin() + (2 << 16), t.values.begin() + (2 << 16) + 1000);
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+}
+
+TEST(InputGenerator, ValuesAreTheRoundedBytes) {
+  // The reference must see exactly what the device receives.
+  for (dtype type : {dtype::f16, dtype::bf16, dtype::f32}) {
+    SCOPED_TRACE(std::string(name_of(type)));
+    const host_tensor t = generate_input(buffer(type, standard_normal), 100000, 1);
+    std::size_t inexact_in_f16 = 0;
+    for (std::size_t i = 0; i < t.values.size(); ++i) {
+      ASSERT_EQ(t.values[i], load_as_double(type, t.bytes.data() + i * size_of(type))) << i;
+      std::byte element[2];
+      store_from_double(dtype::f16, t.values[i], element);
+      inexact_in_f16 += load_as_double(dtype::f16, element) != t.values[i];
+    }
+    // f16 values are f16 already; f32 draws are finer than f16 almost always.
+    if (type == dtype::f16) {
+      EXPECT_EQ(inexact_in_f16, 0u);
+    } else if (type == dtype::f32) {
+      EXPECT_GT(inexact_in_f16, t.values.size() / 2);
+    }
+  }
+}
+
+TEST(InputGenerator, NormalHasTheDeclaredMoments) {
+  const host_tensor t = generate_input(buffer(dtype::f16, standard_normal), 1 << 20, 2024);
+  const moments m = moments_of(t.values);
+  EXPECT_NEAR(m.mean, 0.0, 0.01);
+  EXPECT_NEAR(m.stddev, 1.0, 0.01);
+
+  const distribution shifted{.kind = "normal", .mean = 3.0, .stddev = 0.5};
+  const moments s = moments_of(generate_input(buffer(dtype::f32, shifted), 1 << 20, 5).values);
+  EXPECT_NEAR(s.mean, 3.0, 0.01);
+  EXPECT_NEAR(s.stddev, 0.5, 0.005);
+}
+
+TEST(InputGenerator, UniformStaysInItsHalfOpenRange) {
+  const distribution d{.kind = "uniform", .low = -2.0, .high = 3.0};
+  const host_tensor t = generate_input(buffer(dtype::f32, d), 1 << 20, 11);
+  const auto [lo, hi] = std::minmax_element(t.values.begin(), t.values.end());
+  EXPECT_GE(*lo, -2.0);
+  EXPECT_LT(*hi, 3.0);
+  // It covers the range rather than a corner of it.
+  EXPECT_LT(*lo, -1.99);
+  EXPECT_GT(*hi, 2.99);
+  EXPECT_NEAR(moments_of(t.values).mean, 0.5, 0.01);
+}
+
+TEST(InputGenerator, UniformRoundedToF16StaysBelowHigh) {
+  // [0, 1) in f16: draws above 1 - 2^-12 round up to 1.0 unless the generator prevents it.
+  const distribution d{.kind = "uniform", .low = 0.0, .high = 1.0};
+  const host_tensor t = generate_input(buffer(dtype::f16, d), 1 << 20, 11);
+  const std::size_t at_high = std::count(t.values.begin(), t.values.end(), 1.0);
+  EXPECT_EQ(at_high, 0u) << "values equal to high";
+  EXPECT_GE(*std::min_element(t.values.begin(), t.values.end()), 0.0);
+}
+
+TEST(InputGenerator, IntRangeDrawsEveryIntegerInItsClosedRange) {
+  const distribution d{.kind = "int_range", .low = -3.0, .high = 5.0};
+  for (dtype type : {dtype::i32, dtype::f16}) {
+    SCOPED_TRACE(std::string(name_of(type)));
+    const host_tensor t = generate_input(buffer(type, d), 100000, 3);
+    std::set<double> seen;
+    for (double v : t.values) {
+      ASSERT_EQ(v, std::floor(v));
+      ASSERT_GE(v, -3.0);
+      ASSERT_LE(v, 5.0);
+      seen.insert(v);
+    }
+    EXPECT_EQ(seen.size(), 9u);  // -3..5, both ends included
+  }
+}
+
+TEST(InputGenerator, HeavyTailedHasHeavierTailsThanNormal) {
+  // Student's t with 3 degrees of freedom: |x| > 4 about 2.9% of the time, normal ~0.006%.
+  const distribution d{.kind = "heavy_tailed", .dof = 3.0, .scale = 1.0};
+  const host_tensor t = generate_input(buffer(dtype::f32, d), 1 << 18, 9);
+  const auto far =
+      std::count_if(t.values.begin(), t.values.end(), [](double v) { return std::fabs(v) > 4.0; });
+  EXPECT_GT(far, (1 << 18) / 50);
+  EXPECT_LT(far, (1 << 18) / 25);
+}
+
+TEST(InputGenerator, NoElementsIsEmpty) {
+  const host_tensor t = generate_input(buffer(dtype::f16, standard_normal), 0, 1);
+  EXPECT_TRUE(t.bytes.empty());
+  EXPECT_TRUE(t.values.empty());
+}
+
+TEST(InputGenerator, DeriveSeedSeparatesRunsCasesAndBuffers) {
+  const std::uint64_t base = derive_seed(1, "canonical", "x");
+  EXPECT_EQ(derive_seed(1, "canonical", "x"), base);
+  EXPECT_NE(derive_seed(2, "canonical", "x"), base);
+  EXPECT_NE(derive_seed(1, "odd", "x"), base);
+  EXPECT_NE(derive_seed(1, "canonical", "y"), base);
+  // Where one name ends and the next begins matters.
+  EXPECT_NE(derive_seed(1, "ab", "c"), derive_seed(1, "a", "bc"));
+  EXPECT_NE(derive_seed(1, "", "x"), derive_seed(1, "x", ""));
+  // Every case and buffer of a task gets its own seed.
+  std::set<std::uint64_t> seeds;
+  for (const char* c : {"canonical", "odd", "single", "ragged", "wide"}) {
+    for (const char* b : {"x", "w", "bias", "out"}) seeds.insert(derive_seed(7, c, b));
+  }
+  EXPECT_EQ(seeds.size(), 20u);
+}
+
+}  // namespace
+}  // namespace blaster
