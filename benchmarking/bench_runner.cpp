@@ -150,6 +150,24 @@ void record_results(store& records, std::int64_t run_id, const bench_report& rep
   }
 }
 
+// NVRTC's log carries the ptxas report on most machines; where it does not, a loaded module
+// answers for the kernels it left out.
+std::vector<kernel_resources> resources_of(const candidate_variant& v, bool device_present) {
+  std::vector<kernel_resources> out = v.resources;
+  if (!device_present || !v.compiled.ok) return out;
+  std::optional<cuda::module> module;
+  for (const auto& kernel : v.kernels) {
+    const std::string& lowered = v.compiled.lowered_names.at(kernel);
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const kernel_resources& k) { return k.lowered_name == lowered; })) {
+      continue;
+    }
+    if (!module) module.emplace(v.compiled.cubin);
+    out.push_back(query_kernel_resources(module->function(lowered), lowered));
+  }
+  return out;
+}
+
 // What compiling the candidates produced: the report so far and the variants that can run.
 struct compiled_candidates {
   task_spec task;
@@ -165,7 +183,7 @@ struct compiled_candidates {
 // Loads the task, compiles every candidate for the report's architecture and resolves every
 // plan on every case. This much works on any machine.
 void compile_stage(const bench_options& options, store& records, compile_cache& cache,
-                   bench_report& report, compiled_candidates& out) {
+                   bool device_present, bench_report& report, compiled_candidates& out) {
   const task_spec& task = out.task;
   auto files = discover_candidates(options.root, task.name, options.candidates);
   if (options.skip_baseline) files.erase(files.begin());
@@ -210,7 +228,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       r.log = v.compiled.log;
       r.compile_ms = v.compiled.compile_ms;
       r.cache_hit = v.compiled.cache_hit;
-      r.resources = v.resources;
+      r.resources = resources_of(v, device_present);
       r.source_sha256 = source_sha256;
       if (!v.compiled.ok) {
         reject(r, "compile_error",
@@ -336,7 +354,13 @@ bench_report compile_task(const bench_options& options, store& records) {
   compiled_candidates compiled{
       .task = load_task(options.root / "tasks" / options.task), .loaded = {}, .runnable = {}};
   compile_cache cache(records.home() / "cache", records.cas());
-  compile_stage(options, records, cache, report, compiled);
+  // A GPU of the target architecture can report what the compiler's log may leave out.
+  std::optional<cuda::context> context;
+  if (cuda::driver_unavailable_reason().empty()) {
+    context.emplace(0);
+    if (context->properties().arch() != report.arch) context.reset();
+  }
+  compile_stage(options, records, cache, context.has_value(), report, compiled);
   return report;
 }
 
@@ -366,7 +390,8 @@ bench_report run_bench(const bench_options& options, store& records) {
     report.seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
   }
   compile_cache cache(records.home() / "cache", records.cas());
-  compile_stage(options, records, cache, report, compiled);
+  compile_stage(options, records, cache, report.device && report.device->arch() == report.arch,
+                report, compiled);
   const auto& runnable = compiled.runnable;
 
   const std::int64_t run_id = records.begin_run(options.command, task.name, device_json(report));

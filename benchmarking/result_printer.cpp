@@ -91,9 +91,14 @@ void print_compile_table(const bench_report& report, std::ostream& out) {
       fmt::print(out, "{:<{}}  {:<14}\n", r.label, w, status);
     }
     for (const auto& k : r.resources) {
+      // -1 is what the report did not say: the driver, where it stands in for ptxas, does not
+      // count spills or barriers.
+      auto known = [](int v) { return v < 0 ? std::string("-") : std::to_string(v); };
+      const int spill = k.spill_store_bytes < 0 ? -1 : k.spill_store_bytes + k.spill_load_bytes;
       fmt::print(out, "{:<{}}  {:<14}  {:>4}  {:>5}  {:>6}  {:>6}  {:>5}  {:>8.1f}{}\n", r.label, w,
-                 status, k.registers, k.stack_bytes, k.spill_store_bytes + k.spill_load_bytes,
-                 k.shared_bytes, k.barriers, r.compile_ms, r.cache_hit ? " (cached)" : "");
+                 status, known(k.registers), known(k.stack_bytes), known(spill),
+                 known(k.shared_bytes), known(k.barriers), r.compile_ms,
+                 r.cache_hit ? " (cached)" : "");
     }
     if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
     if (r.reason == "compile_error") fmt::print(out, "{}\n", r.log);

@@ -1,5 +1,7 @@
 #include "profiling/resource_report.hpp"
 
+#include "core/cuda_driver.hpp"
+
 #include <algorithm>
 #include <regex>
 #include <sstream>
@@ -53,6 +55,21 @@ std::vector<kernel_resources> parse_ptxas_log(std::string_view log) {
     }
   }
   return kernels;
+}
+
+kernel_resources query_kernel_resources(CUfunction function, const std::string& lowered_name) {
+  auto attribute = [&](CUfunction_attribute which, const char* label) {
+    int value = 0;
+    cuda::check(cuda::driver().cuFuncGetAttribute(&value, which, function),
+                fmt::format("cuFuncGetAttribute({}, {})", lowered_name, label));
+    return value;
+  };
+  kernel_resources k;
+  k.lowered_name = lowered_name;
+  k.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS, "registers");
+  k.stack_bytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "local bytes");
+  k.shared_bytes = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "shared bytes");
+  return k;
 }
 
 std::map<std::string, std::vector<ptx_parameter>> parse_ptx_parameters(std::string_view ptx) {

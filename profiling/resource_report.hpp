@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cuda.h>
+
 #include <cstddef>
 #include <map>
 #include <string>
@@ -28,6 +30,11 @@ struct ptx_parameter {
 // Parses the log NVRTC returns with --ptxas-options=--verbose, one entry per kernel, in the
 // order ptxas compiled them. Works without a GPU.
 std::vector<kernel_resources> parse_ptxas_log(std::string_view log);
+
+// What the driver reports for a loaded kernel: registers, local memory per thread (stack and
+// spills together, so spills stay -1) and static shared memory. Needs a current context; used
+// where NVRTC's log carries no ptxas report.
+kernel_resources query_kernel_resources(CUfunction function, const std::string& lowered_name);
 
 // The parameter list of every .entry in a PTX module, by mangled name. Lets argument packing be
 // checked against the compiled kernel on a machine without a GPU.

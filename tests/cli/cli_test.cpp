@@ -100,7 +100,8 @@ TEST_F(BlasterCli, CompileJsonReportsResourcesPerKernel) {
   for (const auto& result : j.at("results")) {
     ASSERT_EQ(result.at("kernels").size(), 1U) << result.dump();
     EXPECT_GT(result.at("kernels")[0].at("registers").get<int>(), 0);
-    EXPECT_EQ(result.at("kernels")[0].at("spill_store_bytes").get<int>(), 0);
+    // -1 where only the driver, not ptxas, reported the kernel (it does not count spills).
+    EXPECT_LE(result.at("kernels")[0].at("spill_store_bytes").get<int>(), 0);
   }
 }
 
