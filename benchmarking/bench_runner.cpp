@@ -1,5 +1,7 @@
 #include "benchmarking/bench_runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <random>
@@ -8,96 +10,91 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmarking/candidate.hpp"
+#include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "core/cas_store.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/cuda_module.hpp"
-#include "core/cuda_stream.hpp"
-#include "core/device_buffer.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc_compiler.hpp"
+#include "core/sha256.hpp"
 #include "core/store.hpp"
-#include "tasks/input_generator.hpp"
 #include "tasks/reference.hpp"
 
 namespace blaster {
 namespace {
 
-// Errors after which the context is unusable: every later call in this process fails.
-bool is_sticky(CUresult code) {
-  switch (code) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-      return true;
-    default:
-      return false;
-  }
-}
+using json = nlohmann::json;
+using std::chrono::milliseconds;
 
-// One case's inputs and the reference's answer for them, computed once and shared by every
-// variant.
-struct case_data {
-  const task_case* which = nullptr;
-  std::map<std::string, host_tensor, std::less<>> inputs;
-  std::map<std::string, std::vector<double>, std::less<>> expected;
+// The first evaluations, the probe and the baseline, get this long: nothing is known yet of
+// what the task needs.
+constexpr milliseconds first_deadline{120'000};
+
+// A folder for the run's shared inputs and outputs, removed with the object.
+class scratch_folder {
+ public:
+  explicit scratch_folder(std::uint64_t seed)
+      : path_(std::filesystem::temp_directory_path() /
+              fmt::format("blaster-{}-{:016x}", ::getpid(), seed)) {
+    std::filesystem::create_directories(path_);
+  }
+  ~scratch_folder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  scratch_folder(const scratch_folder&) = delete;
+  scratch_folder& operator=(const scratch_folder&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
 };
 
-case_data prepare_case(const task_spec& task, const task_case& c, reference_fn reference,
-                       std::uint64_t seed) {
-  case_data data;
-  data.which = &c;
-  reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
-  for (const auto& b : task.buffers) {
-    const std::int64_t n = task.elements(b, c);
-    if (b.role == buffer_role::input) {
-      data.inputs[b.name] = generate_input(b, n, derive_seed(seed, c.name, b.name));
-    } else {
-      data.expected[b.name].assign(static_cast<std::size_t>(n), 0.0);
-    }
-  }
-  for (const auto& [name, t] : data.inputs) io.inputs[name] = t.values;
-  for (auto& [name, values] : data.expected) io.outputs[name] = values;
-  reference(io);
-  return data;
+cuda::device_properties properties_from(const json& d) {
+  cuda::device_properties p;
+  p.name = d.at("name").get<std::string>();
+  p.uuid = d.at("uuid").get<std::string>();
+  p.compute_major = d.at("compute_major").get<int>();
+  p.compute_minor = d.at("compute_minor").get<int>();
+  p.sm_count = d.at("sm_count").get<int>();
+  p.sm_clock_khz = d.at("sm_clock_khz").get<int>();
+  p.memory_clock_khz = d.at("memory_clock_khz").get<int>();
+  p.memory_bus_width_bits = d.at("memory_bus_width_bits").get<int>();
+  p.l2_bytes = d.at("l2_bytes").get<int>();
+  p.max_shared_per_block_optin_bytes = d.at("max_shared_per_block_optin_bytes").get<int>();
+  p.max_threads_per_block = d.at("max_threads_per_block").get<int>();
+  p.total_memory_bytes = d.at("total_memory_bytes").get<std::uint64_t>();
+  p.driver_version = d.at("driver_version").get<int>();
+  return p;
 }
 
-// Device buffers for one check: inputs uploaded, outputs and scratch poisoned.
-struct device_buffers {
-  std::map<std::string, cuda::device_buffer, std::less<>> owned;
-  std::map<std::string, CUdeviceptr, std::less<>> pointers;
-};
-
-device_buffers allocate(const task_spec& task, const case_data& data, const resolved_plan& plan) {
-  device_buffers d;
-  auto add = [&](const std::string& name, std::size_t bytes) -> cuda::device_buffer& {
-    auto [it, inserted] = d.owned.emplace(name, cuda::device_buffer(bytes));
-    d.pointers[name] = it->second.get();
-    return it->second;
-  };
-  for (const auto& b : task.buffers) {
-    const auto bytes = static_cast<std::size_t>(task.elements(b, *data.which)) * size_of(b.type);
-    cuda::device_buffer& buffer = add(b.name, bytes);
-    if (b.role == buffer_role::input) {
-      buffer.upload(data.inputs.find(b.name)->second.bytes);
-    } else if (size_of(b.type) == 2) {
-      buffer.fill_u16(static_cast<unsigned short>(poison_pattern(b.type) & 0xFFFFU));
-    } else {
-      buffer.fill_u32(poison_pattern(b.type));
-    }
+// Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
+// driver: a process that has initialized CUDA passes a broken state to what it forks.
+void probe(const bench_options& options, const worker_launcher& launcher, bench_report& report) {
+  worker_request request;
+  request.phase = worker_phase::probe;
+  reason_code ended = reason_code::none;
+  auto [result, why] = launcher.run(request, first_deadline, &ended);
+  if (result.is_null()) {
+    report.gpu_unavailable = "the GPU probe failed: " + why;
+  } else if (result.contains("unavailable")) {
+    report.gpu_unavailable = result["unavailable"].get<std::string>();
+  } else if (result.contains("failure")) {
+    report.gpu_unavailable =
+        "the GPU probe failed: " + result["failure"].value("message", std::string("?"));
+  } else {
+    report.device = properties_from(result.at("device"));
+    const json& c = result.at("copy");
+    report.copy = copy_bandwidth{.bytes_per_second = c.at("bytes_per_second").get<double>(),
+                                 .bytes_moved = c.at("bytes_moved").get<std::int64_t>(),
+                                 .time_us = c.at("time_us").get<double>(),
+                                 .config = c.at("config").get<std::string>()};
   }
-  for (const auto& [name, bytes] : plan.scratch) {
-    add(name, static_cast<std::size_t>(bytes)).fill_u8(0xA5);
-  }
-  return d;
+  report.gpu = report.gpu_unavailable.empty();
+  static_cast<void>(options);
 }
 
 std::string device_json(const bench_report& report) {
@@ -119,25 +116,24 @@ std::string device_json(const bench_report& report) {
   return j.dump();
 }
 
-void reject(variant_result& r, std::string reason, std::string message) {
+void reject(variant_result& r, reason_code reason, std::string message) {
   r.status = "rejected";
-  r.reason = std::move(reason);
+  r.reason = reason;
   r.message = std::move(message);
 }
 
 void record_results(store& records, std::int64_t run_id, const bench_report& report) {
   for (const auto& r : report.results) {
-    nlohmann::json detail = {{"message", r.message},
-                             {"params", r.params},
-                             {"compile_ms", r.compile_ms},
-                             {"seed", report.seed}};
+    nlohmann::json detail = {{"message", r.message},       {"params", r.params},
+                             {"compile_ms", r.compile_ms}, {"seed", report.seed},
+                             {"gate_s", r.gate_s},         {"timing_s", r.timing_s}};
     records.add_result(run_id,
                        result_record{
                            .candidate = r.candidate,
                            .variant = r.label,
                            .case_name = report.canonical_case,
                            .status = r.status,
-                           .reason = r.reason,
+                           .reason = std::string(to_string(r.reason)),
                            .time_us = r.timing ? std::optional(r.timing->median_us) : std::nullopt,
                            .speedup = r.speedup,
                            .bandwidth_gbs = r.bandwidth_gbs,
@@ -214,7 +210,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       r.file = f.file.string();
       r.baseline = is_baseline;
       r.source_sha256 = source_sha256;
-      reject(r, "plan_error", f.plan_error);
+      reject(r, reason_code::plan_error, f.plan_error);
       report.results.push_back(std::move(r));
       continue;
     }
@@ -231,7 +227,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       r.resources = resources_of(v, device_present);
       r.source_sha256 = source_sha256;
       if (!v.compiled.ok) {
-        reject(r, "compile_error",
+        reject(r, reason_code::compile_error,
                fmt::format("{} does not compile for {}", f.file.string(), report.arch));
       } else {
         r.cubin_sha256 = records.cas().put(v.compiled.cubin);
@@ -241,7 +237,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
           // is wrong everywhere.
           for (const auto& c : task.cases) static_cast<void>(resolve_plan(*f.plan, v, task, c));
         } catch (const input_error& e) {
-          reject(r, "plan_error", e.what());
+          reject(r, reason_code::plan_error, e.what());
         }
       }
       report.results.push_back(std::move(r));
@@ -252,98 +248,91 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   }
 }
 
-// Checks every runnable variant on every case and times the survivors on the canonical case.
+// Checks every runnable variant in its own worker and times the survivors in another.
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
-             const cuda::context& context, compile_cache& cache, store& records,
-             bench_report& report,
+             const worker_launcher& launcher, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable) {
-  cuda::stream stream;
-  spdlog::info("measuring the copy bandwidth of {}", context.properties().name);
-  report.copy = measure_copy_bandwidth(context, stream, &cache);
+  report.seeds = gate_seeds(report.seed);
+  spdlog::info("computing inputs and float64 references: {} cases x {} seeds", task.cases.size(),
+               report.seeds.size());
+  const gate_data data(task, reference, report.seeds, launcher.dir);
+  report.warnings = data.warnings();
+  for (const auto& w : report.warnings) spdlog::warn("task design: {}", w);
 
-  std::map<std::size_t, cuda::module> modules;
-  bool context_lost = false;
-  // The canonical case goes last so that its buffers are still there for timing.
-  std::vector<const task_case*> order;
-  for (const auto& c : task.cases) {
-    if (c.name != task.canonical_case) order.push_back(&c);
-  }
-  order.push_back(&task.canonical());
+  std::random_device entropy;
+  const auto canary = static_cast<std::uint32_t>(entropy());
+  std::optional<milliseconds> deadline = options.deadline;
+  for (const auto& p : runnable) {
+    variant_result& r = report.results[p.result];
+    worker_request request;
+    request.root = options.root;
+    request.home = report.home;
+    request.task = task.name;
+    request.candidate_file = p.file->file;
+    request.source_sha256 = r.source_sha256;
+    request.variant = r.label;
+    request.arch = report.arch;
+    request.canary_pattern = canary;
+    request.timing = options.timing;
+    request.spot_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
 
-  for (const task_case* c : order) {
-    spdlog::info("case {} ({}): computing the float64 reference", c->name, task.describe(*c));
-    const case_data data = prepare_case(task, *c, reference, report.seed);
-    spdlog::info("case {}: checking {} variants{}", c->name, runnable.size(),
-                 c->name == task.canonical_case ? " and timing the correct ones" : "");
-    const bool canonical = c->name == task.canonical_case;
-    for (const auto& p : runnable) {
-      variant_result& r = report.results[p.result];
-      if (r.status != "compiled") continue;
-      if (context_lost) {
-        r.status = "skipped";
-        r.message = "not run: an earlier candidate made the GPU context unusable";
-        continue;
+    spdlog::info("{}: gate ({} checks)", r.label, data.checks().size());
+    const gate_outcome gate =
+        run_gate(task, data, request, launcher, deadline.value_or(first_deadline));
+    r.gate_s = gate.wall_s;
+    r.checks = gate.checks;
+    if (gate.reason != reason_code::none) {
+      reject(r, gate.reason, gate.message);
+    } else {
+      spdlog::info("{}: timing", r.label);
+      const timing_outcome timed =
+          run_timing(data, request, launcher, deadline.value_or(first_deadline));
+      r.timing_s = timed.wall_s;
+      if (timed.reason != reason_code::none) {
+        reject(r, timed.reason, timed.message);
+      } else {
+        r.timing = timed.timing;
+        r.status = "passed";
       }
-      case_check check;
-      check.case_name = c->name;
-      try {
-        if (!modules.contains(p.result))
-          modules.emplace(p.result, cuda::module(p.variant->compiled.cubin));
-        const resolved_plan plan = resolve_plan(*p.file->plan, *p.variant, task, *c);
-        device_buffers buffers = allocate(task, data, plan);
-        const launch_sequence launches(plan, modules.at(p.result), buffers.pointers);
-        launches.enqueue(stream.get());
-        stream.synchronize();
-        for (const auto& b : task.buffers) {
-          if (b.role != buffer_role::output) continue;
-          const auto& expected = data.expected.find(b.name)->second;
-          std::vector<std::byte> got(buffers.owned.at(b.name).bytes());
-          buffers.owned.at(b.name).download(got);
-          check.outputs.push_back(compare_output(b.name, b.type, got, expected, task.tol));
-          if (check.reason.empty()) {
-            check.reason = failure_reason(check.outputs.back());
-            check.message = describe_failure(check.outputs.back());
-          }
-        }
-        if (!check.reason.empty()) {
-          reject(r, check.reason,
-                 fmt::format("case {} ({}): {}", c->name, task.describe(*c), check.message));
-        } else if (canonical) {
-          r.timing = time_hot([&](CUstream s) { launches.enqueue(s); }, stream, options.timing);
-        }
-      } catch (const cuda::cuda_error& e) {
-        check.reason = "launch_error";
-        check.message = e.what();
-        reject(r, "launch_error", fmt::format("case {}: {}", c->name, e.what()));
-        context_lost = is_sticky(e.code());
-      } catch (const input_error& e) {
-        check.reason = "plan_error";
-        check.message = e.what();
-        reject(r, "plan_error", e.what());
-      }
-      r.checks.push_back(std::move(check));
+    }
+    if (!deadline && r.baseline) {
+      // A few seconds beyond what the baseline needed, for the gate and for timing alike.
+      const double needed_s = std::max(r.gate_s, r.timing_s);
+      deadline = milliseconds(static_cast<long long>((2.0 * needed_s + 5.0) * 1000.0));
+      report.deadline_s = static_cast<double>(deadline->count()) / 1000.0;
+      spdlog::info("deadline per evaluation: {:.1f} s", report.deadline_s);
     }
   }
+  if (!options.deadline && !deadline) report.deadline_s = first_deadline.count() / 1000.0;
+  if (options.deadline) report.deadline_s = options.deadline->count() / 1000.0;
+}
 
+void summarize(store& records, const task_spec& task, bench_report& report) {
   const variant_result* baseline = nullptr;
   for (const auto& r : report.results) {
     if (r.baseline && r.timing) baseline = &r;
   }
-  const double copy_rate = report.copy->bytes_per_second;
   for (auto& r : report.results) {
     if (!r.timing) continue;
-    r.status = "passed";
     const double seconds = r.timing->median_us * 1e-6;
     r.bandwidth_gbs = static_cast<double>(report.roofline_bytes) / seconds / 1e9;
-    r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds / copy_rate;
+    r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
+                     report.copy->bytes_per_second;
     if (baseline != nullptr) r.speedup = baseline->timing->median_us / r.timing->median_us;
-    nlohmann::json samples = {{"mode", r.timing->mode},
-                              {"inner", r.timing->inner},
-                              {"sample_us", r.timing->sample_us},
-                              {"case", task.canonical_case},
-                              {"shape", report.canonical_shape}};
+    const json samples = {{"mode", r.timing->mode},
+                          {"inner", r.timing->inner},
+                          {"sample_us", r.timing->sample_us},
+                          {"case", task.canonical_case},
+                          {"shape", report.canonical_shape}};
     r.samples_sha256 = records.cas().put(samples.dump());
   }
+}
+
+std::filesystem::path this_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
+  return path;
 }
 
 }  // namespace
@@ -373,38 +362,38 @@ bench_report run_bench(const bench_options& options, store& records) {
 
   bench_report report;
   report.timing = options.timing;
-  report.gpu_unavailable = cuda::driver_unavailable_reason();
-  report.gpu = report.gpu_unavailable.empty();
-  std::optional<cuda::context> context;
-  if (report.gpu) {
-    context.emplace(0);
-    report.device = context->properties();
-  }
-  report.arch = !options.arch.empty() ? options.arch
-                : report.device       ? report.device->arch()
-                                      : "sm_90a";
+  report.home = records.home().string();
   if (options.seed) {
     report.seed = *options.seed;
   } else {
     std::random_device entropy;  // a seed no candidate can predict
     report.seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
   }
+  const scratch_folder scratch(report.seed);
+  const worker_launcher launcher{.executable = options.worker_executable.empty()
+                                                   ? this_executable()
+                                                   : options.worker_executable,
+                                 .dir = scratch.path()};
+  probe(options, launcher, report);
+  report.arch = !options.arch.empty() ? options.arch
+                : report.device       ? report.device->arch()
+                                      : "sm_90a";
   compile_cache cache(records.home() / "cache", records.cas());
-  compile_stage(options, records, cache, report.device && report.device->arch() == report.arch,
-                report, compiled);
-  const auto& runnable = compiled.runnable;
+  compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
 
   const std::int64_t run_id = records.begin_run(options.command, task.name, device_json(report));
   report.run_id = run_id;
   try {
-    if (report.gpu) measure(options, task, reference, *context, cache, records, report, runnable);
+    if (report.gpu) {
+      measure(options, task, reference, launcher, report, compiled.runnable);
+      summarize(records, task, report);
+    }
   } catch (...) {
     // What was learned before the failure is kept; the run says it failed.
     record_results(records, run_id, report);
     records.finish_run(run_id, "failed", "");
     throw;
   }
-
   record_results(records, run_id, report);
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

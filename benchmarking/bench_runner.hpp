@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -8,8 +9,8 @@
 #include <vector>
 
 #include "benchmarking/copy_bandwidth.hpp"
-#include "benchmarking/correctness_check.hpp"
-#include "benchmarking/hot_timer.hpp"
+#include "benchmarking/correctness_gate.hpp"
+#include "benchmarking/kernel_timer.hpp"
 #include "core/cuda_context.hpp"
 #include "profiling/resource_report.hpp"
 
@@ -24,18 +25,14 @@ struct bench_options {
   // always comes first unless skip_baseline is set (for `blaster compile --candidate F`).
   std::vector<std::filesystem::path> candidates;
   bool skip_baseline = false;
-  std::string arch;                               // empty: the GPU's, or sm_90a without one
-  std::optional<std::uint64_t> seed;              // none: drawn at run time
-  hot_timing_options timing;
+  std::string arch;                   // empty: the GPU's, or sm_90a without one
+  std::optional<std::uint64_t> seed;  // none: drawn at run time
+  timing_options timing;
   std::string command;  // as the user typed it, for the record
-};
-
-// The check of one variant on one case.
-struct case_check {
-  std::string case_name;
-  std::string reason;  // empty when it passed
-  std::string message;
-  std::vector<error_metrics> outputs;
+  // The blaster executable that runs each evaluation in a child process; empty: this one.
+  std::filesystem::path worker_executable;
+  // Per evaluation (gate or timing); none: a few seconds beyond what the baseline needed.
+  std::optional<std::chrono::milliseconds> deadline;
 };
 
 // Everything blaster learned about one variant of one candidate: the structured verdict that a
@@ -46,17 +43,17 @@ struct variant_result {
   std::string file;
   std::map<std::string, std::string> params;
   bool baseline = false;
-  // "passed" (correct, timed), "rejected" (reason says why), "compiled" (no GPU to go further),
-  // "skipped" (the GPU context was lost before its turn).
+  // "passed" (correct, timed), "rejected" (reason says why), "compiled" (no GPU to go further).
   std::string status;
-  // compile_error, plan_error, launch_error, wrong_result, nonfinite, unwritten_output.
-  std::string reason;
+  reason_code reason = reason_code::none;
   std::string message;  // the evidence, one line
   std::string log;      // NVRTC's log
   double compile_ms = 0.0;
   bool cache_hit = false;
   std::vector<kernel_resources> resources;
   std::vector<case_check> checks;
+  double gate_s = 0.0;    // [seconds] the gate worker's wall time
+  double timing_s = 0.0;  // [seconds] the timing worker's wall time
   std::optional<timing_samples> timing;
   std::optional<double> speedup;        // baseline time over this time, same run
   std::optional<double> bandwidth_gbs;  // roofline bytes over time [GB/s]
@@ -76,7 +73,10 @@ struct bench_report {
   std::string arch;
   std::string nvrtc;
   std::uint64_t seed = 0;
-  hot_timing_options timing;
+  std::vector<std::uint64_t> seeds;   // every case is checked with each
+  std::vector<std::string> warnings;  // task-design guards
+  double deadline_s = 0.0;            // [seconds] per evaluation, after the baseline
+  timing_options timing;
   bool gpu = false;
   std::string gpu_unavailable;  // why correctness and timing did not run
   std::optional<cuda::device_properties> device;

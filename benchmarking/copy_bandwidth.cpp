@@ -1,6 +1,6 @@
 #include "benchmarking/copy_bandwidth.hpp"
 
-#include "benchmarking/hot_timer.hpp"
+#include "benchmarking/kernel_timer.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
@@ -49,7 +49,8 @@ copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::
 
   cuda::device_buffer in(copy_bytes);
   cuda::device_buffer out(copy_bytes);
-  in.fill_u32(0x3C003C00U);  // not zeros: some memory systems move zeros faster
+  in.fill_u32(0x3C003C00U, stream.get());  // not zeros: some memory systems move zeros faster
+  stream.synchronize();
   unsigned long long vectors = copy_bytes / 16;
   CUdeviceptr in_ptr = in.get();
   CUdeviceptr out_ptr = out.get();
@@ -60,13 +61,13 @@ copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::
   for (int blocks_per_sm : {2, 4, 8}) {
     for (unsigned threads : {256U, 512U}) {
       const unsigned grid = static_cast<unsigned>(sms * blocks_per_sm);
-      const auto samples = time_hot(
+      const auto samples = time_kernel(
           [&](CUstream s) {
             cuda::check(
                 cuda::driver().cuLaunchKernel(copy, grid, 1, 1, threads, 1, 1, 0, s, args, nullptr),
                 "launching the copy-bandwidth kernel");
           },
-          stream, hot_timing_options{.target_sample_ms = 2.0, .samples = 10});
+          stream, timing_options{.target_sample_ms = 2.0, .max_samples = 20}, {});
       const double rate = 2.0 * static_cast<double>(copy_bytes) / (samples.median_us * 1e-6);
       if (rate > best.bytes_per_second) {
         best.bytes_per_second = rate;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/error_histogram.hpp"
 #include "core/parallel_for.hpp"
 
 namespace blaster {
@@ -29,8 +30,10 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
   total.elements = static_cast<std::int64_t>(reference.size());
   const std::size_t width = size_of(type);
   std::mutex merge;
+  error_histogram histogram;
   parallel_for(total.elements, [&](std::int64_t begin, std::int64_t end) {
     error_metrics part;
+    error_histogram errors;
     for (std::int64_t i = begin; i < end; ++i) {
       const std::byte* element = candidate.data() + static_cast<std::size_t>(i) * width;
       const double r = reference[static_cast<std::size_t>(i)];
@@ -42,6 +45,7 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
       if (!std::isfinite(r)) {
         // The reference itself overflowed or is undefined: demand the same non-finite value.
         const bool same = (std::isnan(r) && std::isnan(c)) || r == c;
+        errors.add(same ? 0.0 : INFINITY);
         if (!same) {
           ++part.mismatches;
           keep_worst(part.worst, {i, c, r, INFINITY});
@@ -50,6 +54,7 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
       }
       if (!std::isfinite(c)) {
         ++part.nonfinite;
+        errors.add(INFINITY);
         keep_worst(part.worst, {i, c, r, INFINITY});
         continue;
       }
@@ -59,10 +64,12 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
       const double normalized = abs_error == 0.0 ? 0.0 : abs_error / allowed;
       part.max_abs = std::max(part.max_abs, abs_error);
       if (r != 0.0) part.max_rel = std::max(part.max_rel, abs_error / std::fabs(r));
+      errors.add(normalized);
       if (normalized > 1.0) ++part.mismatches;
       keep_worst(part.worst, {i, c, r, normalized});
     }
     const std::lock_guard lock(merge);
+    histogram.merge(errors);
     total.mismatches += part.mismatches;
     total.nonfinite += part.nonfinite;
     total.unwritten += part.unwritten;
@@ -70,26 +77,31 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
     total.max_rel = std::max(total.max_rel, part.max_rel);
     for (const auto& e : part.worst) keep_worst(total.worst, e);
   });
+  total.p50 = histogram.quantile(0.5);
+  total.p90 = histogram.quantile(0.9);
+  total.p99 = histogram.quantile(0.99);
+  total.p999 = histogram.quantile(0.999);
   return total;
 }
 
-std::string failure_reason(const error_metrics& m) {
-  if (m.unwritten > 0) return "unwritten_output";
-  if (m.nonfinite > 0) return "nonfinite";
-  if (m.mismatches > 0) return "wrong_result";
-  return "";
+reason_code failure_reason(const error_metrics& m) {
+  if (m.unwritten > 0) return reason_code::unwritten_output;
+  if (m.nonfinite > 0) return reason_code::nonfinite;
+  if (m.mismatches > 0) return reason_code::wrong_result;
+  return reason_code::none;
 }
 
 std::string describe_failure(const error_metrics& m) {
-  const std::string reason = failure_reason(m);
-  if (reason.empty()) return "";
-  if (reason == "unwritten_output") {
+  const reason_code reason = failure_reason(m);
+  if (reason == reason_code::none) return "";
+  if (reason == reason_code::unwritten_output) {
     return fmt::format("{}: {} of {} elements never written", m.buffer, m.unwritten, m.elements);
   }
-  std::string text = reason == "nonfinite" ? fmt::format("{}: {} of {} elements are NaN or Inf",
-                                                         m.buffer, m.nonfinite, m.elements)
-                                           : fmt::format("{}: {} of {} elements outside tolerance",
-                                                         m.buffer, m.mismatches, m.elements);
+  std::string text =
+      reason == reason_code::nonfinite
+          ? fmt::format("{}: {} of {} elements are NaN or Inf", m.buffer, m.nonfinite, m.elements)
+          : fmt::format("{}: {} of {} elements outside tolerance", m.buffer, m.mismatches,
+                        m.elements);
   if (!m.worst.empty()) {
     const auto& w = m.worst.front();
     text += fmt::format("; worst at [{}]: {:.6g} vs reference {:.6g}", w.index, w.candidate,

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarking/reason_code.hpp"
 #include "core/dtype.hpp"
 #include "tasks/task_spec.hpp"
 
@@ -26,7 +27,13 @@ struct error_metrics {
   std::int64_t nonfinite = 0;   // NaN or Inf where the reference is finite
   std::int64_t unwritten = 0;   // still holding the poison pattern
   double max_abs = 0.0;
-  double max_rel = 0.0;              // over elements whose reference is not zero
+  double max_rel = 0.0;  // over elements whose reference is not zero
+  // Quantiles of the normalized error over the written elements (non-finite ones count as
+  // infinite), each an upper bound within 3.7% (see error_histogram).
+  double p50 = 0.0;
+  double p90 = 0.0;
+  double p99 = 0.0;
+  double p999 = 0.0;
   std::vector<worst_element> worst;  // up to worst_kept, largest normalized error first
 
   static constexpr std::size_t worst_kept = 5;
@@ -37,8 +44,8 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
                              std::span<const double> reference, const tolerance& tol);
 
 // The reason code of the first failure, in order of precedence (unwritten_output, nonfinite,
-// wrong_result), or an empty string when the output passes.
-std::string failure_reason(const error_metrics& m);
+// wrong_result), or none when the output passes.
+reason_code failure_reason(const error_metrics& m);
 
 // "12 of 67108864 elements differ; worst at 4711: 0.5012 vs 0.4980 (3.1x tolerance)"
 std::string describe_failure(const error_metrics& m);

@@ -1,5 +1,7 @@
 #include "benchmarking/result_printer.hpp"
 
+#include "benchmarking/gate_protocol.hpp"
+
 #include <algorithm>
 
 #include <fmt/ostream.h>
@@ -26,31 +28,49 @@ std::string head(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos) + "\n    ...";
 }
 
+nlohmann::json timing_json(const timing_options& o) {
+  nlohmann::json j = to_json(o);
+  j["clock"] = "CUDA events";
+  return j;
+}
+
+nlohmann::json finite_or_text(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf");
+}
+
 nlohmann::json metrics_json(const error_metrics& m) {
   nlohmann::json worst = nlohmann::json::array();
   for (const auto& w : m.worst) {
-    worst.push_back(
-        {{"index", w.index},
-         {"candidate", w.candidate},
-         {"reference", w.reference},
-         {"normalized_error", std::isfinite(w.normalized_error) ? nlohmann::json(w.normalized_error)
-                                                                : nlohmann::json("inf")}});
+    worst.push_back({{"index", w.index},
+                     {"candidate", w.candidate},
+                     {"reference", w.reference},
+                     {"normalized_error", finite_or_text(w.normalized_error)}});
   }
-  return {{"buffer", m.buffer},         {"elements", m.elements},
-          {"mismatches", m.mismatches}, {"nonfinite", m.nonfinite},
-          {"unwritten", m.unwritten},   {"max_abs", m.max_abs},
-          {"max_rel", m.max_rel},       {"worst", worst}};
+  return {{"buffer", m.buffer},
+          {"elements", m.elements},
+          {"mismatches", m.mismatches},
+          {"nonfinite", m.nonfinite},
+          {"unwritten", m.unwritten},
+          {"max_abs", m.max_abs},
+          {"max_rel", m.max_rel},
+          {"worst", worst},
+          {"normalized_error_quantiles",
+           {{"p50", finite_or_text(m.p50)},
+            {"p90", finite_or_text(m.p90)},
+            {"p99", finite_or_text(m.p99)},
+            {"p999", finite_or_text(m.p999)}}}};
 }
 
 }  // namespace
 
 void print_bench_table(const bench_report& report, std::ostream& out) {
   fmt::print(out, "task {}: {}\n", report.task, report.title);
-  fmt::print(
-      out,
-      "case {} ({}), {} · timing: hot, CUDA events, median per launch over {} samples of ~{} ms\n",
-      report.canonical_case, report.canonical_shape, report.dtype, report.timing.samples,
-      report.timing.target_sample_ms);
+  fmt::print(out,
+             "case {} ({}), {} · timing: {}, CUDA events, median per launch, samples of ~{} ms "
+             "until the noise is at most {:.2g}% ({} to {} samples)\n",
+             report.canonical_case, report.canonical_shape, report.dtype,
+             to_string(report.timing.mode), report.timing.target_sample_ms,
+             100.0 * report.timing.max_noise, report.timing.min_samples, report.timing.max_samples);
   if (report.device) {
     fmt::print(out, "GPU {} ({}, {} SMs, driver {}.{}) · NVRTC {}\n", report.device->name,
                report.device->arch(), report.device->sm_count, report.device->driver_version / 1000,
@@ -61,22 +81,37 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                report.copy->bytes_per_second / 1e9, report.copy->config, report.roofline_bytes);
   }
   const std::size_t w = label_width(report);
-  fmt::print(out, "\n{:<{}}  {:<8}  {:>10}  {:>8}  {:>8}  {:>9}\n", "candidate", w, "status",
-             "time us", "speedup", "GB/s", "% copy BW");
+  fmt::print(out, "\n{:<{}}  {:<8}  {:>10}  {:>6}  {:>8}  {:>8}  {:>9}  {:>5}  {:>5}\n",
+             "candidate", w, "status", "time us", "noise", "speedup", "GB/s", "% copy BW", "drop",
+             "MHz");
   for (const auto& r : report.results) {
     const std::string label = r.baseline ? r.label + " *" : r.label;
     if (r.status == "passed") {
-      fmt::print(out, "{:<{}}  {:<8}  {:>10.2f}  {:>8}  {:>8.1f}  {:>8.1f}%\n", label, w, r.status,
-                 r.timing->median_us, optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs,
-                 *r.roofline_pct);
+      const timing_samples& t = *r.timing;
+      fmt::print(
+          out, "{:<{}}  {:<8}  {:>10.2f}  {:>5.2f}%  {:>8}  {:>8.1f}  {:>8.1f}%  {:>5}  {:>5.0f}\n",
+          label, w, r.status, t.median_us, 100.0 * t.noise, optional_number(r.speedup, "{:.2f}x"),
+          *r.bandwidth_gbs, *r.roofline_pct, t.discarded, t.mean_clock_mhz);
     } else {
-      fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, r.reason);
+      fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, to_string(r.reason));
       if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
-      if (r.reason == "compile_error") fmt::print(out, "    {}\n", head(r.log, 6));
+      if (r.reason == reason_code::compile_error) fmt::print(out, "    {}\n", head(r.log, 6));
     }
   }
-  fmt::print(out, "\n* baseline (the task's init.cu). Run {} recorded in {} (seed {}, {:.1f} s).\n",
-             report.run_id, report.home, report.seed, report.wall_ms / 1000.0);
+  fmt::print(out,
+             "\nnoise: relative spread (stddev over mean) of the kept samples; drop: samples "
+             "discarded because the SM clock ran below {:.0f}% of its rated {} MHz; MHz: the mean "
+             "SM clock of the kept samples.",
+             100.0 * report.timing.min_clock_fraction,
+             report.device ? report.device->sm_clock_khz / 1000 : 0);
+  for (const auto& warning : report.warnings)
+    fmt::print(out, "\nwarning (task design): {}", warning);
+  fmt::print(out,
+             "\n* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}); "
+             "each evaluation in its own process, deadline {:.1f} s.\nRun {} recorded in {} "
+             "({:.1f} s).\n",
+             report.seeds.size(), report.seed, report.deadline_s, report.run_id, report.home,
+             report.wall_ms / 1000.0);
 }
 
 void print_compile_table(const bench_report& report, std::ostream& out) {
@@ -86,7 +121,8 @@ void print_compile_table(const bench_report& report, std::ostream& out) {
   fmt::print(out, "{:<{}}  {:<14}  {:>4}  {:>5}  {:>6}  {:>6}  {:>5}  {:>8}\n", "candidate", w,
              "status", "regs", "stack", "spill", "smem", "bars", "ms");
   for (const auto& r : report.results) {
-    const std::string status = r.reason.empty() ? std::string("compiled") : r.reason;
+    const std::string status =
+        r.reason == reason_code::none ? std::string("compiled") : std::string(to_string(r.reason));
     if (r.resources.empty()) {
       fmt::print(out, "{:<{}}  {:<14}\n", r.label, w, status);
     }
@@ -101,7 +137,7 @@ void print_compile_table(const bench_report& report, std::ostream& out) {
                  r.cache_hit ? " (cached)" : "");
     }
     if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
-    if (r.reason == "compile_error") fmt::print(out, "{}\n", r.log);
+    if (r.reason == reason_code::compile_error) fmt::print(out, "{}\n", r.log);
   }
 }
 
@@ -116,16 +152,14 @@ nlohmann::json to_json(const bench_report& report) {
       {"arch", report.arch},
       {"nvrtc", report.nvrtc},
       {"seed", report.seed},
+      {"seeds", report.seeds},
+      {"warnings", report.warnings},
+      {"deadline_s", report.deadline_s},
       {"gpu", report.gpu},
       {"run_id", report.run_id},
       {"home", report.home},
       {"wall_ms", report.wall_ms},
-      {"timing",
-       {{"mode", "hot"},
-        {"clock", "CUDA events"},
-        {"target_sample_ms", report.timing.target_sample_ms},
-        {"samples", report.timing.samples},
-        {"warmup_launches", report.timing.warmup_launches}}},
+      {"timing", timing_json(report.timing)},
   };
   if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
   if (report.device) {
@@ -163,10 +197,12 @@ nlohmann::json to_json(const bench_report& report) {
       nlohmann::json outputs = nlohmann::json::array();
       for (const auto& m : c.outputs) outputs.push_back(metrics_json(m));
       checks.push_back({{"case", c.case_name},
-                        {"passed", c.reason.empty()},
-                        {"reason", c.reason},
+                        {"seed", c.seed},
+                        {"passed", c.reason == reason_code::none},
+                        {"reason", to_string(c.reason)},
                         {"message", c.message},
-                        {"outputs", outputs}});
+                        {"outputs", outputs},
+                        {"worker", c.worker}});
     }
     nlohmann::json item = {{"candidate", r.candidate},
                            {"variant", r.label},
@@ -174,7 +210,7 @@ nlohmann::json to_json(const bench_report& report) {
                            {"params", r.params},
                            {"baseline", r.baseline},
                            {"status", r.status},
-                           {"reason", r.reason},
+                           {"reason", to_string(r.reason)},
                            {"message", r.message},
                            {"compile_ms", r.compile_ms},
                            {"cache_hit", r.cache_hit},
@@ -182,13 +218,16 @@ nlohmann::json to_json(const bench_report& report) {
                            {"checks", checks},
                            {"source_sha256", r.source_sha256},
                            {"cubin_sha256", r.cubin_sha256}};
-    if (r.reason == "compile_error") item["nvrtc_log"] = r.log;
+    if (r.reason == reason_code::compile_error) item["nvrtc_log"] = r.log;
+    item["gate_s"] = r.gate_s;
+    item["timing_s"] = r.timing_s;
     if (r.timing) {
       item["time_us"] = r.timing->median_us;
-      item["timing"] = {{"mode", r.timing->mode},
-                        {"inner", r.timing->inner},
-                        {"samples", r.timing->sample_us.size()},
-                        {"samples_sha256", r.samples_sha256}};
+      item["timing"] = {
+          {"mode", to_string(r.timing->mode)},          {"inner", r.timing->inner},
+          {"samples", r.timing->sample_us.size()},      {"noise", r.timing->noise},
+          {"stopped_by", r.timing->stopped_by},         {"discarded_samples", r.timing->discarded},
+          {"mean_clock_mhz", r.timing->mean_clock_mhz}, {"samples_sha256", r.samples_sha256}};
       item["bandwidth_gbs"] = *r.bandwidth_gbs;
       item["copy_bandwidth_pct"] = *r.roofline_pct;
       item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);

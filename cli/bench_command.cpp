@@ -15,8 +15,13 @@ struct bench_flags {
   std::vector<std::filesystem::path> candidates;
   std::string arch;
   std::optional<std::uint64_t> seed;
+  std::string mode = "hot";
   double sample_ms = 1.0;
-  int samples = 30;
+  int min_samples = 10;
+  int max_samples = 1000;
+  double max_noise_pct = 0.5;
+  double budget_s = 2.0;
+  std::optional<double> deadline_s;
 };
 
 std::string command_line(const bench_flags& f) {
@@ -24,6 +29,7 @@ std::string command_line(const bench_flags& f) {
   for (const auto& c : f.candidates) line += " --candidate " + c.string();
   if (!f.arch.empty()) line += " --arch " + f.arch;
   if (f.seed) line += fmt::format(" --seed {}", *f.seed);
+  if (f.mode != "hot") line += " --mode " + f.mode;
   return line;
 }
 
@@ -54,10 +60,33 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--arch", flags->arch,
                   "compile for this target, e.g. sm_90a (default: the GPU's)");
   cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
-  cmd->add_option("--sample-ms", flags->sample_ms, "target length of one timing sample [ms]")
-      ->check(CLI::Range(0.01, 1000.0));
-  cmd->add_option("--samples", flags->samples, "timing samples per candidate")
-      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--mode", flags->mode,
+                  "hot: back-to-back launches per sample, caches warm; cold: the L2 flushed "
+                  "before each single launch; graph: a hot sample captured in a CUDA graph and "
+                  "replayed, for kernels shorter than a launch")
+      ->check(CLI::IsMember({"hot", "cold", "graph"}))
+      ->capture_default_str();
+  cmd->add_option("--sample-ms", flags->sample_ms,
+                  "hot and graph: target length of one sample [ms]")
+      ->check(CLI::Range(0.01, 1000.0))
+      ->capture_default_str();
+  cmd->add_option("--max-noise", flags->max_noise_pct,
+                  "stop sampling once the relative noise is at most this [%]")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  cmd->add_option("--min-samples", flags->min_samples, "samples taken before stopping may stop")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--samples", flags->max_samples, "samples at most per candidate")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--budget", flags->budget_s, "seconds of sampling at most per candidate")
+      ->check(CLI::Range(0.001, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--deadline", flags->deadline_s,
+                  "seconds each evaluation (gate or timing) may take before its process is "
+                  "killed (default: twice what the baseline needed, plus 5 s)")
+      ->check(CLI::Range(0.1, 86400.0));
 
   return [flags, &global]() {
     bench_options options;
@@ -66,10 +95,17 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.candidates = flags->candidates;
     options.arch = flags->arch;
     options.seed = flags->seed;
+    options.timing.mode = *parse_timing_mode(flags->mode);
     options.timing.target_sample_ms = flags->sample_ms;
-    options.timing.samples = flags->samples;
-    options.timing.min_samples = std::min(options.timing.min_samples, flags->samples);
+    options.timing.max_samples = flags->max_samples;
+    options.timing.min_samples = std::min(flags->min_samples, flags->max_samples);
+    options.timing.max_noise = flags->max_noise_pct / 100.0;
+    options.timing.budget_ms = flags->budget_s * 1000.0;
     options.command = command_line(*flags);
+    if (flags->deadline_s) {
+      options.deadline =
+          std::chrono::milliseconds(static_cast<long long>(*flags->deadline_s * 1000));
+    }
     store records(resolve_home(global.home));
     const bench_report report = run_bench(options, records);
     if (global.json) {

@@ -13,4 +13,15 @@ command_fn add_bench_command(CLI::App& app, const global_options& global);
 command_fn add_compile_command(CLI::App& app, const global_options& global);
 command_fn add_doctor_command(CLI::App& app, const global_options& global);
 
+// The store and its evidence: cli/runs_command.cpp and cli/evidence_commands.cpp.
+command_fn add_runs_command(CLI::App& app, const global_options& global);
+command_fn add_show_command(CLI::App& app, const global_options& global);
+command_fn add_history_command(CLI::App& app, const global_options& global);
+command_fn add_export_command(CLI::App& app, const global_options& global);
+command_fn add_verify_command(CLI::App& app, const global_options& global);
+command_fn add_keygen_command(CLI::App& app, const global_options& global);
+
+// `blaster verify`: the bundle was read, and it does not hold.
+inline constexpr int exit_not_verified = 4;
+
 }  // namespace blaster::cli

@@ -54,7 +54,7 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
       print_compile_table(report, std::cout);
     }
     for (const auto& r : report.results) {
-      if (!r.reason.empty()) return static_cast<int>(exit_bad_input);
+      if (r.reason != reason_code::none) return static_cast<int>(exit_bad_input);
     }
     return static_cast<int>(exit_ok);
   };

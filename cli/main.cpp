@@ -5,12 +5,17 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/gate_worker.hpp"
 #include "cli/commands.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
   using namespace blaster::cli;
+  // Internal: the child process in which the harness runs each candidate's kernels.
+  if (argc == 3 && std::string_view(argv[1]) == "__worker") {
+    return blaster::run_gate_worker(argv[2]);
+  }
   CLI::App app(
       "blaster: compile GPU kernels with NVRTC, reject every candidate that is not correct, time "
       "the survivors with CUDA events, and record everything as evidence.",
@@ -19,12 +24,15 @@ int main(int argc, char** argv) {
       "Quick start:\n"
       "  blaster doctor                  what this machine has\n"
       "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
-      "  blaster bench --task rmsnorm    check and time them on the GPU\n\n"
+      "  blaster bench --task rmsnorm    check and time them on the GPU\n"
+      "  blaster runs / show RUN         what the store recorded\n"
+      "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n\n"
       "A task is a folder tasks/<name>/ (task.json, init.cu, reference.cpp); candidates are .cu "
       "files in kernels/<name>/ that begin with a /* blaster {...} */ launch plan. See "
       "CONTRIBUTING.md.\n\n"
       "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
-      "the file, line and fix); 3 a GPU is needed and there is none.\n\n"
+      "the file, line and fix); 3 a GPU is needed and there is none; 4 (verify) the evidence "
+      "bundle does not verify.\n\n"
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
       "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
   app.require_subcommand(1);
@@ -37,8 +45,11 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", global.quiet, "print no progress on stderr");
   app.set_version_flag("--version", "blaster 0.1.0");
 
-  const command_fn commands[] = {add_bench_command(app, global), add_compile_command(app, global),
-                                 add_doctor_command(app, global)};
+  const command_fn commands[] = {add_bench_command(app, global),  add_compile_command(app, global),
+                                 add_doctor_command(app, global), add_runs_command(app, global),
+                                 add_show_command(app, global),   add_history_command(app, global),
+                                 add_export_command(app, global), add_verify_command(app, global),
+                                 add_keygen_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

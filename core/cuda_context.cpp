@@ -67,6 +67,4 @@ context::~context() {
   api.cuDevicePrimaryCtxRelease(device_);
 }
 
-void context::synchronize() const { check(driver().cuCtxSynchronize(), "cuCtxSynchronize"); }
-
 }  // namespace blaster::cuda

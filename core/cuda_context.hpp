@@ -38,7 +38,6 @@ class context {
 
   [[nodiscard]] const device_properties& properties() const noexcept { return properties_; }
   [[nodiscard]] CUdevice device() const noexcept { return device_; }
-  void synchronize() const;
 
  private:
   CUdevice device_ = 0;

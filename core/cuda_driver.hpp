@@ -13,7 +13,9 @@
 namespace blaster::cuda {
 
 // Each entry is requested through cuGetProcAddress for the ABI of the headers we build with
-// (CUDA_VERSION), so `decltype(&name)` is the matching signature.
+// (CUDA_VERSION), so `decltype(&name)` is the matching signature. A function whose signature
+// changed in that version under the same name (cuCtxSynchronize in 13.0 takes a context) must
+// not be listed: the driver would hand back the new one for the old prototype.
 #define BLASTER_DRIVER_FUNCTIONS(X) \
   X(cuInit)                         \
   X(cuDriverGetVersion)             \
@@ -28,15 +30,15 @@ namespace blaster::cuda {
   X(cuDevicePrimaryCtxRetain)       \
   X(cuDevicePrimaryCtxRelease)      \
   X(cuCtxSetCurrent)                \
-  X(cuCtxSynchronize)               \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \
+  X(cuMemcpyHtoDAsync)              \
   X(cuMemcpyDtoH)                   \
   X(cuMemcpyDtoD)                   \
-  X(cuMemsetD8)                     \
-  X(cuMemsetD16)                    \
-  X(cuMemsetD32)                    \
+  X(cuMemsetD8Async)                \
+  X(cuMemsetD16Async)               \
+  X(cuMemsetD32Async)               \
   X(cuMemGetInfo)                   \
   X(cuModuleLoadData)               \
   X(cuModuleUnload)                 \
@@ -52,7 +54,13 @@ namespace blaster::cuda {
   X(cuEventDestroy)                 \
   X(cuEventRecord)                  \
   X(cuEventSynchronize)             \
-  X(cuEventElapsedTime)
+  X(cuEventElapsedTime)             \
+  X(cuStreamBeginCapture)           \
+  X(cuStreamEndCapture)             \
+  X(cuGraphInstantiateWithFlags)    \
+  X(cuGraphLaunch)                  \
+  X(cuGraphExecDestroy)             \
+  X(cuGraphDestroy)
 
 struct driver_api {
 #define BLASTER_DECLARE_ENTRY(name) decltype(&::name) name = nullptr;

@@ -78,6 +78,14 @@ statement& statement::operator=(statement&& other) noexcept {
 }
 
 void statement::fail(std::string_view call) const {
+  // Damage found after open is the same bad input as a foreign file found at open.
+  if (is_foreign_file(sqlite3_errcode(db_))) {
+    const char* file = sqlite3_db_filename(db_, "main");
+    BLASTER_INPUT_ERROR(
+        "{}: the database is damaged ({}); move it away and restore a copy, or pick another "
+        "home (in: {})",
+        file != nullptr ? file : "the database", sqlite3_errmsg(db_), sql_);
+  }
   BLASTER_THROW("SQLite {} failed: {} (in: {})", call, sqlite3_errmsg(db_), sql_);
 }
 
@@ -123,6 +131,29 @@ std::string statement::column_text(int column) const {
 
 bool statement::column_is_null(int column) const {
   return sqlite3_column_type(handle_, column) == SQLITE_NULL;
+}
+
+int statement::column_count() const { return sqlite3_column_count(handle_); }
+
+std::string statement::column_name(int column) const {
+  const char* name = sqlite3_column_name(handle_, column);
+  if (name == nullptr) BLASTER_THROW("SQLite: no name for column {} (in: {})", column, sql_);
+  return name;
+}
+
+statement::value_kind statement::column_kind(int column) const {
+  switch (sqlite3_column_type(handle_, column)) {
+    case SQLITE_INTEGER:
+      return value_kind::integer;
+    case SQLITE_FLOAT:
+      return value_kind::real;
+    case SQLITE_TEXT:
+      return value_kind::text;
+    case SQLITE_BLOB:
+      return value_kind::blob;
+    default:
+      return value_kind::null;
+  }
 }
 
 void statement::reset() {
@@ -177,6 +208,12 @@ database& database::operator=(database&& other) noexcept {
 }
 
 void database::fail(std::string_view sql) const {
+  if (is_foreign_file(sqlite3_errcode(handle_))) {
+    BLASTER_INPUT_ERROR(
+        "{}: the database is damaged ({}); move it away and restore a copy, or pick another "
+        "home (in: {})",
+        path_.string(), sqlite3_errmsg(handle_), sql);
+  }
   BLASTER_THROW("SQLite error in {}: {} (in: {})", path_.string(), sqlite3_errmsg(handle_), sql);
 }
 

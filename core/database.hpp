@@ -43,6 +43,12 @@ class statement {
   std::string column_text(int column) const;  // "" for NULL.
   bool column_is_null(int column) const;
 
+  // The columns of the result, to read rows whose shape the caller does not know.
+  enum class value_kind { integer, real, text, blob, null };
+  int column_count() const;
+  std::string column_name(int column) const;
+  value_kind column_kind(int column) const;  // of the current row
+
   // Makes the statement ready to run again, with all parameters unbound.
   void reset();
 
@@ -57,7 +63,8 @@ class statement {
 };
 
 // An open SQLite database file, in WAL mode with foreign keys enforced. A foreign or corrupted
-// file throws blaster::input_error "<path>: not a blaster database (...)".
+// file throws blaster::input_error "<path>: not a blaster database (...)", at open or, for damage
+// deeper in the file, at the statement that meets it.
 class database {
  public:
   explicit database(const std::filesystem::path& path);

@@ -37,22 +37,29 @@ void device_buffer::upload(std::span<const std::byte> host, std::size_t offset_b
         fmt::format("cuMemcpyHtoD({} bytes)", host.size()));
 }
 
+void device_buffer::upload_async(std::span<const std::byte> host, CUstream stream,
+                                 std::size_t offset_bytes) {
+  if (offset_bytes + host.size() > bytes_) BLASTER_THROW("upload past the end of a buffer");
+  check(driver().cuMemcpyHtoDAsync(pointer_ + offset_bytes, host.data(), host.size(), stream),
+        fmt::format("cuMemcpyHtoDAsync({} bytes)", host.size()));
+}
+
 void device_buffer::download(std::span<std::byte> host, std::size_t offset_bytes) const {
   if (offset_bytes + host.size() > bytes_) BLASTER_THROW("download past the end of a buffer");
   check(driver().cuMemcpyDtoH(host.data(), pointer_ + offset_bytes, host.size()),
         fmt::format("cuMemcpyDtoH({} bytes)", host.size()));
 }
 
-void device_buffer::fill_u8(unsigned char value) {
-  check(driver().cuMemsetD8(pointer_, value, bytes_), "cuMemsetD8");
+void device_buffer::fill_u8(unsigned char value, CUstream stream) {
+  check(driver().cuMemsetD8Async(pointer_, value, bytes_, stream), "cuMemsetD8Async");
 }
 
-void device_buffer::fill_u16(unsigned short value) {
-  check(driver().cuMemsetD16(pointer_, value, bytes_ / 2), "cuMemsetD16");
+void device_buffer::fill_u16(unsigned short value, CUstream stream) {
+  check(driver().cuMemsetD16Async(pointer_, value, bytes_ / 2, stream), "cuMemsetD16Async");
 }
 
-void device_buffer::fill_u32(unsigned int value) {
-  check(driver().cuMemsetD32(pointer_, value, bytes_ / 4), "cuMemsetD32");
+void device_buffer::fill_u32(unsigned int value, CUstream stream) {
+  check(driver().cuMemsetD32Async(pointer_, value, bytes_ / 4, stream), "cuMemsetD32Async");
 }
 
 }  // namespace blaster::cuda

@@ -22,10 +22,14 @@ class device_buffer {
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
 
   void upload(std::span<const std::byte> host, std::size_t offset_bytes = 0);
+  // Ordered on the stream, so that a stream synchronize covers it (a plain upload runs on the
+  // legacy stream, which the harness's non-blocking stream does not wait for).
+  void upload_async(std::span<const std::byte> host, CUstream stream, std::size_t offset_bytes = 0);
   void download(std::span<std::byte> host, std::size_t offset_bytes = 0) const;
-  void fill_u8(unsigned char value);
-  void fill_u16(unsigned short value);  // bytes must be a multiple of 2
-  void fill_u32(unsigned int value);    // bytes must be a multiple of 4
+  // Fills in stream order (the legacy default stream when none is given).
+  void fill_u8(unsigned char value, CUstream stream = nullptr);
+  void fill_u16(unsigned short value, CUstream stream = nullptr);  // bytes a multiple of 2
+  void fill_u32(unsigned int value, CUstream stream = nullptr);    // bytes a multiple of 4
 
  private:
   void release() noexcept;

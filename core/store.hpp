@@ -8,6 +8,7 @@
 
 #include "core/cas_store.hpp"
 #include "core/database.hpp"
+#include "core/store_records.hpp"
 
 namespace blaster {
 
@@ -37,10 +38,16 @@ struct result_record {
 // The harness's record of every run: <home>/blaster.db (runs and results, holding digests) and
 // <home>/cas/ (the bytes those digests name). Several store objects, in one process or many, may
 // share a home.
+//
+// A row never cites an object the CAS lacks: every method that takes a digest checks that the
+// object is there and throws blaster::error otherwise. So put the bytes first, then the row; a
+// crash between the two leaves an unreferenced object, never a dangling row.
 class store {
  public:
   // Creates the home, the database and the object store as needed and brings the schema up to
-  // date.
+  // date (migrating an older database in place, keeping its rows). A home that cannot be written
+  // (blaster writes even to read, for SQLite's WAL) and a blaster.db that is not blaster's or is
+  // damaged throw blaster::input_error naming the path.
   explicit store(std::filesystem::path home);
 
   cas_store& cas() { return cas_; }
@@ -50,12 +57,34 @@ class store {
   // Records a run as 'running', started now; returns its id. An empty task or device_json is NULL.
   std::int64_t begin_run(std::string_view command, std::string_view task,
                          std::string_view device_json);
-  // The digests must be empty or 64 lowercase hex digits (blaster::error otherwise).
+  // Each digest must be empty or name an object already in the CAS (blaster::error otherwise).
   void add_result(std::int64_t run_id, const result_record& result);
-  // Sets the final status and the finish time; an empty report_sha256 is NULL.
+  // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
+  // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);
 
+  // --- The fuller record (schema version 2): each call is one transaction; record_* return the
+  // id of their row. Unknown ids (runs, compilations, measurements) throw blaster::error.
+
+  // The device's row; the same fingerprint recorded twice is one row.
+  std::int64_t record_device(const device_fingerprint& device);
+  void set_run_device(std::int64_t run_id, std::int64_t device_id);
+  // The task's row (one per name and task.json digest) with its cases.
+  std::int64_t record_task(const task_record& task);
+  void set_run_task(std::int64_t run_id, std::int64_t task_id);
+  // One compilation of a variant in this run, with its source and per-kernel resources.
+  std::int64_t record_compilation(std::int64_t run_id, const compilation_record& compilation);
+  std::int64_t record_gate_result(std::int64_t compilation_id, const gate_result_record& gate);
+  std::int64_t record_measurement(std::int64_t compilation_id,
+                                  const measurement_record& measurement);
+  // Both measurements must belong to compilations of this run.
+  std::int64_t record_verdict(std::int64_t run_id, const verdict_record& verdict);
+  std::int64_t record_artifact(std::int64_t run_id, const artifact_record& artifact);
+
  private:
+  // Throws unless the digest is empty, or well formed and in the CAS.
+  void require_object(std::string_view column, std::string_view digest) const;
+
   std::filesystem::path home_;
   cas_store cas_;
   database db_;

@@ -49,12 +49,12 @@ std::string task_of(const fs::path& file) {
   const fs::path relative = fs::relative(file, source_root);
   const std::string top = relative.begin()->string();
   if (top == "tasks" || top == "kernels") return file.parent_path().filename().string();
-  return "rmsnorm";  // tests/gpu/candidates/ are all rmsnorm candidates
+  return "rmsnorm";  // tests/adversarial/ are all rmsnorm candidates
 }
 
 std::vector<fs::path> checked_in_candidates() {
   std::vector<fs::path> files;
-  for (const char* folder : {"tasks", "kernels", "tests/gpu/candidates"}) {
+  for (const char* folder : {"tasks", "kernels", "tests/adversarial"}) {
     for (const auto& entry : fs::recursive_directory_iterator(source_root / folder)) {
       if (entry.is_regular_file() && entry.path().extension() == ".cu") {
         files.push_back(entry.path());
@@ -77,7 +77,7 @@ TEST(KernelCompile, EveryCheckedInCandidateCompilesAndResolvesOnEveryCase) {
   };
   EXPECT_TRUE(has("tasks/rmsnorm/init.cu"));
   EXPECT_TRUE(has("kernels/rmsnorm/rmsnorm_vec_regs.cu"));
-  EXPECT_TRUE(has("tests/gpu/candidates/rmsnorm_no_sqrt.cu"));
+  EXPECT_TRUE(has("tests/adversarial/no_sqrt.cu"));
 
   for (const auto& file : files) {
     SCOPED_TRACE(file.string());
@@ -150,13 +150,13 @@ TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
 
   // A folder stands for its .cu files in name order; the baseline still comes first.
   const auto given =
-      discover_candidates(source_root, "rmsnorm", {source_root / "tests/gpu/candidates"});
+      discover_candidates(source_root, "rmsnorm", {source_root / "tests/adversarial"});
   ASSERT_GE(given.size(), 4u);
   EXPECT_EQ(given[0], source_root / "tasks/rmsnorm/init.cu");
   EXPECT_TRUE(std::is_sorted(given.begin() + 1, given.end()));
   for (const char* name :
-       {"rmsnorm_nan_on_large.cu", "rmsnorm_no_sqrt.cu", "rmsnorm_skips_tail.cu"}) {
-    EXPECT_NE(std::find(given.begin(), given.end(), source_root / "tests/gpu/candidates" / name),
+       {"nan_output.cu", "no_sqrt.cu", "skips_last_position.cu"}) {
+    EXPECT_NE(std::find(given.begin(), given.end(), source_root / "tests/adversarial" / name),
               given.end())
         << name;
   }

@@ -1,19 +1,20 @@
 /* blaster
 {
   "launch": [
-    {"kernel": "rmsnorm_skips_tail", "grid": "ceil_div(B*H*W, 256)", "block": 256,
+    {"kernel": "writes_input", "grid": "ceil_div(B*H*W, 256)", "block": 256,
      "args": ["out", "x", "B", "C", "H*W", "eps"]}
   ]
 }
 */
-// Wrong on purpose: the last position of the tensor is never written, as when a grid rounds
-// down instead of up. Expected verdict: unwritten_output.
+// Cheat: correct output, but it also normalizes x in place, as an in-place kernel would; the
+// caller's input is gone.
+// expect: input_modified
 #include <cuda_fp16.h>
 
-extern "C" __global__ void rmsnorm_skips_tail(__half* out, const __half* x, int batches,
-                                              int channels, int plane, float eps) {
+extern "C" __global__ void writes_input(__half* out, __half* x, int batches, int channels,
+                                        int plane, float eps) {
   const long long position = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (position >= static_cast<long long>(batches) * plane - 1) return;
+  if (position >= static_cast<long long>(batches) * plane) return;
   const long long base = (position / plane) * channels * plane + position % plane;
   float sum = 0.0f;
   for (int c = 0; c < channels; ++c) {
@@ -23,6 +24,8 @@ extern "C" __global__ void rmsnorm_skips_tail(__half* out, const __half* x, int 
   const float scale = rsqrtf(sum / channels + eps);
   for (int c = 0; c < channels; ++c) {
     const long long i = base + static_cast<long long>(c) * plane;
-    out[i] = __float2half(__half2float(x[i]) * scale);
+    const __half y = __float2half(__half2float(x[i]) * scale);
+    out[i] = y;
+    x[i] = y;
   }
 }

@@ -1,0 +1,309 @@
+#include "benchmarking/correctness_gate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/parallel_for.hpp"
+#include "core/sha256.hpp"
+#include "core/worker_process.hpp"
+#include "tasks/input_generator.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+// A constant (or zero) output passes where the reference barely moves relative to its
+// tolerance; such a case proves little, and the task should draw wider inputs.
+void guard_task_design(const task_spec& task, const gate_check& check, const std::string& buffer,
+                       std::span<const double> r, std::vector<std::string>& warnings) {
+  if (r.empty()) return;
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  std::size_t tiny = 0;
+  for (double v : r) {
+    if (!std::isfinite(v)) continue;
+    low = std::min(low, v);
+    high = std::max(high, v);
+    if (std::fabs(v) <= task.tol.atol) ++tiny;
+  }
+  const double widest = std::max(std::fabs(low), std::fabs(high));
+  const double allowed = task.tol.atol + task.tol.rtol * widest;
+  if (r.size() > 1 && high - low <= 2.0 * allowed) {
+    warnings.push_back(fmt::format(
+        "case {} seed {}: {} spans [{:.4g}, {:.4g}], within twice its tolerance ({:.3g}): a "
+        "constant output could pass",
+        check.case_name, check.seed, buffer, low, high, allowed));
+  }
+  if (2 * tiny > r.size()) {
+    warnings.push_back(fmt::format(
+        "case {} seed {}: {} of {} values of {} are within atol ({}) of zero: a zero output "
+        "passes there",
+        check.case_name, check.seed, tiny, r.size(), buffer, task.tol.atol));
+  }
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed) {
+  return {0x0B1A57E5EED00001ULL, 0x0B1A57E5EED00002ULL, run_seed};
+}
+
+gate_data::gate_data(const task_spec& task, reference_fn reference,
+                     const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir)
+    : inputs_path_(dir / "inputs.bin"), outputs_path_(dir / "outputs.bin") {
+  // Lay out every check: its inputs in one file, its outputs in the other.
+  std::size_t input_bytes = 0;
+  std::size_t output_bytes = 0;
+  auto align = [](std::size_t n) { return (n + 4095) / 4096 * 4096; };
+  for (const auto& c : task.cases) {
+    for (std::size_t s = 0; s < seeds.size(); ++s) {
+      gate_check check{
+          .case_name = c.name, .seed = seeds[s], .repeat = s == 0, .inputs = {}, .outputs = {}};
+      for (const auto& b : task.buffers) {
+        const std::size_t bytes = static_cast<std::size_t>(task.elements(b, c)) * size_of(b.type);
+        std::size_t& cursor = b.role == buffer_role::input ? input_bytes : output_bytes;
+        (b.role == buffer_role::input ? check.inputs : check.outputs)
+            .push_back({b.name, cursor, bytes, {}});
+        cursor += align(bytes);
+      }
+      if (c.name == task.canonical_case && s + 1 == seeds.size()) timed_check_ = checks_.size();
+      checks_.push_back(std::move(check));
+    }
+  }
+
+  mapped_file inputs = mapped_file::create(inputs_path_, std::max<std::size_t>(input_bytes, 1));
+  outputs_ = mapped_file::create(outputs_path_, std::max<std::size_t>(output_bytes, 1));
+  expected_.resize(checks_.size());
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    gate_check& check = checks_[i];
+    const task_case& c = task.find_case(check.case_name);
+    std::vector<host_tensor> drawn;
+    drawn.reserve(check.inputs.size());  // the reference reads spans into them
+    reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
+    for (buffer_slot& slot : check.inputs) {
+      const buffer_spec& b = *task.find_buffer(slot.buffer);
+      drawn.push_back(generate_input(b, static_cast<std::int64_t>(slot.bytes / size_of(b.type)),
+                                     derive_seed(check.seed, c.name, slot.buffer)));
+      const std::vector<std::byte>& bytes = drawn.back().bytes;
+      std::copy(bytes.begin(), bytes.end(), inputs.slice(slot.offset, slot.bytes).begin());
+      slot.sha256 = sha256_hex(std::span<const std::byte>(bytes));
+      io.inputs[slot.buffer] = drawn.back().values;
+    }
+    expected_[i].resize(check.outputs.size());
+    for (std::size_t k = 0; k < check.outputs.size(); ++k) {
+      const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
+      expected_[i][k].assign(check.outputs[k].bytes / size_of(b.type), 0.0);
+      io.outputs[b.name] = expected_[i][k];
+    }
+    reference(io);
+    for (std::size_t k = 0; k < check.outputs.size(); ++k) {
+      guard_task_design(task, check, check.outputs[k].buffer, expected_[i][k], warnings_);
+    }
+  }
+}
+
+gate_data::~gate_data() {
+  std::error_code ignored;
+  std::filesystem::remove(inputs_path_, ignored);
+  std::filesystem::remove(outputs_path_, ignored);
+}
+
+std::span<const double> gate_data::expected(std::size_t check, std::size_t output) const {
+  return expected_.at(check).at(output);
+}
+
+std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t output) const {
+  const buffer_slot& slot = checks_.at(check).outputs.at(output);
+  return outputs_.slice(slot.offset, slot.bytes);
+}
+
+std::pair<json, std::string> worker_launcher::run(const worker_request& request,
+                                                  std::chrono::milliseconds deadline,
+                                                  reason_code* failure) const {
+  const auto request_path =
+      dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
+  write_file_atomically(request_path, to_json(request).dump());
+  std::string last_step;
+  const worker_outcome outcome =
+      run_worker({executable.string(), "__worker", request_path.string()}, deadline);
+  std::error_code ignored;
+  std::filesystem::remove(request_path, ignored);
+  json result;
+  for (const auto& line : outcome.messages) {
+    const json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!message.is_object()) continue;
+    if (message.contains("step")) {
+      last_step = message.dump();
+    } else if (message.contains("result")) {
+      result = message["result"];
+    }
+  }
+  if (!result.is_null() && outcome.how != worker_outcome::ending::timed_out) return {result, ""};
+  *failure = reason_for_worker_ending(outcome);
+  std::string where;
+  if (!last_step.empty()) {
+    const json step = json::parse(last_step);
+    where = step.contains("check")
+                ? fmt::format(" during {} of check {}", step["step"].get<std::string>(),
+                              step["check"].get<std::size_t>())
+                : fmt::format(" during {}", step["step"].get<std::string>());
+  }
+  return {nullptr, fmt::format("the worker {}{}", outcome.describe(), where)};
+}
+
+gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_request request,
+                      const worker_launcher& launcher, std::chrono::milliseconds deadline) {
+  request.phase = worker_phase::gate;
+  request.checks = data.checks();
+  request.inputs_file = data.inputs_file();
+  request.outputs_file = data.outputs_file();
+  gate_outcome out;
+  const auto started = std::chrono::steady_clock::now();
+  reason_code ended = reason_code::none;
+  auto [result, why] = launcher.run(request, deadline, &ended);
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  auto fail = [&](reason_code reason, std::string message) {
+    if (out.reason != reason_code::none) return;
+    out.reason = reason;
+    out.message = std::move(message);
+  };
+  // Judge every check the worker finished, in order; the first failure is the verdict.
+  const json checks = result.is_object() ? result.value("checks", json::array()) : json::array();
+  for (const auto& reported : checks) {
+    const std::size_t i = reported.at("check").get<std::size_t>();
+    const gate_check& check = data.checks().at(i);
+    const task_case& c = task.find_case(check.case_name);
+    case_check verdict{.case_name = check.case_name,
+                       .seed = check.seed,
+                       .reason = reason_code::none,
+                       .message = {},
+                       .outputs = {},
+                       .worker = reported};
+    const std::string where =
+        fmt::format("case {} ({}), seed {:#x}", c.name, task.describe(c), check.seed);
+    auto set = [&](reason_code reason, std::string message) {
+      if (verdict.reason != reason_code::none) return;
+      verdict.reason = reason;
+      verdict.message = fmt::format("{}: {}", where, message);
+    };
+    for (const auto& canary : reported.at("canaries")) {
+      const long long offset = canary.at("byte_offset").get<long long>();
+      set(reason_code::out_of_bounds_write,
+          offset < 0 ? fmt::format("{} was written {} bytes before its start",
+                                   canary.at("buffer").get<std::string>(), -offset)
+                     : fmt::format("{} was written at byte {}, past its end at {}",
+                                   canary.at("buffer").get<std::string>(), offset,
+                                   canary.at("bytes").get<std::size_t>()));
+    }
+    for (const auto& input : reported.at("inputs")) {
+      if (input.contains("first_index")) {
+        set(reason_code::input_modified,
+            fmt::format("input {} changed: {} elements, the first at [{}] (sha256 {} before, {} "
+                        "after)",
+                        input.at("buffer").get<std::string>(),
+                        input.at("differing_elements").get<std::size_t>(),
+                        input.at("first_index").get<std::size_t>(),
+                        input.at("sha256_before").get<std::string>().substr(0, 12),
+                        input.at("sha256_after").get<std::string>().substr(0, 12)));
+      }
+    }
+    for (std::size_t k = 0; k < check.outputs.size(); ++k) {
+      const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
+      verdict.outputs.push_back(
+          compare_output(b.name, b.type, data.produced(i, k), data.expected(i, k), task.tol));
+      if (const reason_code r = failure_reason(verdict.outputs.back()); r != reason_code::none) {
+        set(r, describe_failure(verdict.outputs.back()));
+      }
+    }
+    if (reported.contains("nondeterministic")) {
+      const json& n = reported["nondeterministic"];
+      set(reason_code::nondeterministic,
+          fmt::format("run {} of {} on the same inputs differs from run 1 in {} elements of {}, "
+                      "the first at [{}]",
+                      n.at("run").get<int>(), reported.at("runs").get<int>(),
+                      n.at("differing_elements").get<std::size_t>(),
+                      n.at("buffer").get<std::string>(), n.at("first_index").get<std::size_t>()));
+    }
+    if (verdict.reason != reason_code::none) fail(verdict.reason, verdict.message);
+    out.checks.push_back(std::move(verdict));
+  }
+  if (result.is_object() && result.contains("failure")) {
+    const json& f = result["failure"];
+    std::string where;
+    if (f.contains("check")) {
+      const gate_check& check = data.checks().at(f["check"].get<std::size_t>());
+      where = fmt::format("case {}, seed {:#x}: ", check.case_name, check.seed);
+    }
+    fail(parse_reason_code(f.at("reason").get<std::string>()).value_or(reason_code::crash),
+         where + first_line(f.at("message").get<std::string>()));
+  }
+  if (result.is_null()) fail(ended, why);
+  if (out.reason == reason_code::none && out.checks.size() != data.checks().size()) {
+    fail(reason_code::crash, fmt::format("the worker reported {} of {} checks", out.checks.size(),
+                                         data.checks().size()));
+  }
+  return out;
+}
+
+timing_outcome run_timing(const gate_data& data, worker_request request,
+                          const worker_launcher& launcher, std::chrono::milliseconds deadline) {
+  request.phase = worker_phase::time;
+  request.checks = data.checks();
+  request.timed_check = data.timed_check();
+  request.inputs_file = data.inputs_file();
+  request.outputs_file = data.outputs_file();
+  timing_outcome out;
+  const auto started = std::chrono::steady_clock::now();
+  reason_code ended = reason_code::none;
+  auto [result, why] = launcher.run(request, deadline, &ended);
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (result.is_null()) {
+    out.reason = ended;
+    out.message = "timing: " + why;
+    return out;
+  }
+  if (result.contains("failure")) {
+    const json& f = result["failure"];
+    out.reason = parse_reason_code(f.at("reason").get<std::string>()).value_or(reason_code::crash);
+    out.message = "timing: " + first_line(f.at("message").get<std::string>());
+    return out;
+  }
+  const json& t = result.at("timing");
+  for (const char* key : {"spot_stale", "final_stale"}) {
+    if (t.at(key).is_null()) continue;
+    const json& s = t.at(key);
+    out.reason = reason_code::stale_in_timing;
+    out.message = fmt::format(
+        "{} of a timed launch differs from the checked output in {} elements, the first at [{}] "
+        "({})",
+        s.at("buffer").get<std::string>(), s.at("differing_elements").get<std::size_t>(),
+        s.at("first_index").get<std::size_t>(),
+        std::string(key) == "spot_stale"
+            ? fmt::format("sample {} of the timing", t.at("spot_sample").get<int>() + 1)
+            : std::string("a launch after the timing"));
+    return out;
+  }
+  timing_samples samples;
+  samples.mode = parse_timing_mode(t.at("mode").get<std::string>()).value_or(timing_mode::hot);
+  samples.inner = t.at("inner").get<int>();
+  samples.sample_us = t.at("sample_us").get<std::vector<double>>();
+  samples.median_us = t.at("median_us").get<double>();
+  samples.noise = t.at("noise").get<double>();
+  samples.stopped_by = t.at("stopped_by").get<std::string>();
+  samples.discarded = t.at("discarded").get<int>();
+  samples.mean_clock_mhz = t.at("mean_clock_mhz").get<double>();
+  out.timing = std::move(samples);
+  return out;
+}
+
+}  // namespace blaster

@@ -1,0 +1,126 @@
+#include "benchmarking/gate_protocol.hpp"
+
+#include "core/error.hpp"
+
+namespace blaster {
+namespace {
+
+nlohmann::json slots_json(const std::vector<buffer_slot>& slots) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : slots) {
+    out.push_back(
+        {{"buffer", s.buffer}, {"offset", s.offset}, {"bytes", s.bytes}, {"sha256", s.sha256}});
+  }
+  return out;
+}
+
+std::vector<buffer_slot> slots_from(const nlohmann::json& j) {
+  std::vector<buffer_slot> out;
+  for (const auto& s : j) {
+    out.push_back({s.at("buffer").get<std::string>(), s.at("offset").get<std::size_t>(),
+                   s.at("bytes").get<std::size_t>(), s.at("sha256").get<std::string>()});
+  }
+  return out;
+}
+
+worker_phase phase_from(std::string_view name) {
+  for (worker_phase p : {worker_phase::probe, worker_phase::gate, worker_phase::time}) {
+    if (to_string(p) == name) return p;
+  }
+  BLASTER_THROW("unknown worker phase \"{}\"", name);
+}
+
+}  // namespace
+
+std::string_view to_string(worker_phase phase) {
+  switch (phase) {
+    case worker_phase::probe:
+      return "probe";
+    case worker_phase::gate:
+      return "gate";
+    case worker_phase::time:
+      return "time";
+  }
+  return "?";
+}
+
+nlohmann::json to_json(const timing_options& o) {
+  return {{"mode", to_string(o.mode)},
+          {"target_sample_ms", o.target_sample_ms},
+          {"warmup_launches", o.warmup_launches},
+          {"min_samples", o.min_samples},
+          {"max_samples", o.max_samples},
+          {"max_noise", o.max_noise},
+          {"budget_ms", o.budget_ms},
+          {"min_clock_fraction", o.min_clock_fraction}};
+}
+
+timing_options timing_options_from_json(const nlohmann::json& j) {
+  timing_options o;
+  const std::string mode = j.at("mode").get<std::string>();
+  o.mode = parse_timing_mode(mode).value_or(timing_mode::hot);
+  o.target_sample_ms = j.at("target_sample_ms").get<double>();
+  o.warmup_launches = j.at("warmup_launches").get<int>();
+  o.min_samples = j.at("min_samples").get<int>();
+  o.max_samples = j.at("max_samples").get<int>();
+  o.max_noise = j.at("max_noise").get<double>();
+  o.budget_ms = j.at("budget_ms").get<double>();
+  o.min_clock_fraction = j.at("min_clock_fraction").get<double>();
+  return o;
+}
+
+nlohmann::json to_json(const worker_request& r) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : r.checks) {
+    checks.push_back({{"case", c.case_name},
+                      {"seed", c.seed},
+                      {"repeat", c.repeat},
+                      {"inputs", slots_json(c.inputs)},
+                      {"outputs", slots_json(c.outputs)}});
+  }
+  return {{"phase", to_string(r.phase)},
+          {"root", r.root.string()},
+          {"home", r.home.string()},
+          {"task", r.task},
+          {"candidate_file", r.candidate_file.string()},
+          {"source_sha256", r.source_sha256},
+          {"variant", r.variant},
+          {"arch", r.arch},
+          {"checks", checks},
+          {"inputs_file", r.inputs_file.string()},
+          {"outputs_file", r.outputs_file.string()},
+          {"determinism_runs", r.determinism_runs},
+          {"canary_pattern", r.canary_pattern},
+          {"canary_bytes", r.canary_bytes},
+          {"timed_check", r.timed_check},
+          {"timing", to_json(r.timing)},
+          {"spot_seed", r.spot_seed}};
+}
+
+worker_request worker_request_from_json(const nlohmann::json& j) {
+  worker_request r;
+  r.phase = phase_from(j.at("phase").get<std::string>());
+  r.root = j.at("root").get<std::string>();
+  r.home = j.at("home").get<std::string>();
+  r.task = j.at("task").get<std::string>();
+  r.candidate_file = j.at("candidate_file").get<std::string>();
+  r.source_sha256 = j.at("source_sha256").get<std::string>();
+  r.variant = j.at("variant").get<std::string>();
+  r.arch = j.at("arch").get<std::string>();
+  for (const auto& c : j.at("checks")) {
+    r.checks.push_back({c.at("case").get<std::string>(), c.at("seed").get<std::uint64_t>(),
+                        c.at("repeat").get<bool>(), slots_from(c.at("inputs")),
+                        slots_from(c.at("outputs"))});
+  }
+  r.inputs_file = j.at("inputs_file").get<std::string>();
+  r.outputs_file = j.at("outputs_file").get<std::string>();
+  r.determinism_runs = j.at("determinism_runs").get<int>();
+  r.canary_pattern = j.at("canary_pattern").get<std::uint32_t>();
+  r.canary_bytes = j.at("canary_bytes").get<std::size_t>();
+  r.timed_check = j.at("timed_check").get<std::size_t>();
+  r.timing = timing_options_from_json(j.at("timing"));
+  r.spot_seed = j.at("spot_seed").get<std::uint64_t>();
+  return r;
+}
+
+}  // namespace blaster

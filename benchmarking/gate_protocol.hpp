@@ -1,0 +1,71 @@
+#pragma once
+
+// What the harness asks of a worker process, and the lines the worker answers with. The
+// parent writes a request file and starts `blaster __worker REQUEST`; the worker writes JSON
+// lines on its result channel: {"step": ...} as it goes, so that a crash leaves evidence of
+// where, and one {"result": ...} at the end. Large data never crosses the channel: inputs and
+// outputs live in two mapped files whose layout the request gives.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "benchmarking/kernel_timer.hpp"
+
+namespace blaster {
+
+// A buffer's bytes in one of the mapped files.
+struct buffer_slot {
+  std::string buffer;
+  std::size_t offset = 0;  // [bytes]
+  std::size_t bytes = 0;
+  std::string sha256;  // inputs: the digest of what is uploaded, computed once per run
+};
+
+// One case with one seed: what the worker uploads, runs and hands back.
+struct gate_check {
+  std::string case_name;
+  std::uint64_t seed = 0;
+  bool repeat = false;               // run it determinism_runs times and compare bit for bit
+  std::vector<buffer_slot> inputs;   // in the inputs file
+  std::vector<buffer_slot> outputs;  // in the outputs file
+};
+
+enum class worker_phase {
+  probe,  // the device's properties and copy bandwidth
+  gate,   // every check, outputs into the outputs file
+  time,   // the timing of one check's inputs, and the stale-output check
+};
+
+struct worker_request {
+  worker_phase phase = worker_phase::gate;
+  std::filesystem::path root;  // holds tasks/ and kernels/
+  std::filesystem::path home;  // the store: the compile cache and the CAS
+  std::string task;
+  std::filesystem::path candidate_file;
+  std::string source_sha256;  // the source the parent compiled; the worker refuses any other
+  std::string variant;        // the label of the params configuration
+  std::string arch;
+  std::vector<gate_check> checks;
+  std::filesystem::path inputs_file;
+  std::filesystem::path outputs_file;
+  int determinism_runs = 5;
+  std::uint32_t canary_pattern = 0;  // drawn per run: a kernel cannot know what to write back
+  std::size_t canary_bytes = 4096;   // [bytes] before and after every buffer
+  std::size_t timed_check = 0;       // time phase: the check whose inputs and outputs it uses
+  timing_options timing;
+  std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
+};
+
+nlohmann::json to_json(const timing_options& options);
+timing_options timing_options_from_json(const nlohmann::json& j);
+
+nlohmann::json to_json(const worker_request& request);
+worker_request worker_request_from_json(const nlohmann::json& j);
+
+std::string_view to_string(worker_phase phase);
+
+}  // namespace blaster

@@ -1,0 +1,434 @@
+#include "benchmarking/gate_worker.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "benchmarking/candidate.hpp"
+#include "benchmarking/copy_bandwidth.hpp"
+#include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/reason_code.hpp"
+#include "benchmarking/sm_clock_probe.hpp"
+#include "core/cas_store.hpp"
+#include "core/compile_cache.hpp"
+#include "core/cuda_context.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/cuda_module.hpp"
+#include "core/cuda_stream.hpp"
+#include "core/device_buffer.hpp"
+#include "core/file_io.hpp"
+#include "core/mapped_file.hpp"
+#include "core/sha256.hpp"
+#include "core/worker_process.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+// The result channel: one JSON document per line.
+void send(const json& message) {
+  const std::string line = message.dump() + "\n";
+  std::string_view rest = line;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(worker_result_fd, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(3);  // the parent is gone; nobody is left to tell
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void step(const std::string& what, std::optional<std::size_t> check = std::nullopt) {
+  json j = {{"step", what}};
+  if (check) j["check"] = *check;
+  send(j);
+}
+
+// A failure the worker can name itself; the parent turns it into the candidate's verdict.
+struct worker_failure {
+  reason_code reason;
+  std::string message;
+};
+
+void set_pattern(CUdeviceptr at, std::size_t bytes, std::uint32_t pattern, std::size_t width,
+                 CUstream stream) {
+  const cuda::driver_api& api = cuda::driver();
+  if (bytes == 0) return;
+  if (width == 2) {
+    cuda::check(
+        api.cuMemsetD16Async(at, static_cast<unsigned short>(pattern & 0xFFFFU), bytes / 2, stream),
+        "cuMemsetD16Async");
+  } else if (width == 1) {
+    cuda::check(api.cuMemsetD8Async(at, static_cast<unsigned char>(pattern & 0xFFU), bytes, stream),
+                "cuMemsetD8Async");
+  } else {
+    cuda::check(api.cuMemsetD32Async(at, pattern, bytes / 4, stream), "cuMemsetD32Async");
+  }
+}
+
+// A buffer with a canary region before and after it. The padding up to the next 256 bytes
+// belongs to the after-canary: a write there is past the end too.
+class guarded_buffer {
+ public:
+  guarded_buffer(std::size_t bytes, std::size_t guard)
+      : bytes_(bytes),
+        guard_(guard),
+        padded_((bytes + 255) / 256 * 256),
+        memory_(guard + padded_ + guard) {}
+
+  [[nodiscard]] CUdeviceptr data() const { return memory_.get() + guard_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+  void fill_canaries(std::uint32_t pattern, CUstream stream) {
+    set_pattern(memory_.get(), memory_.bytes(), pattern, 4, stream);
+  }
+
+  // The first byte offset, relative to the buffer's start, where a canary changed: negative
+  // before the buffer, at or past bytes() after it.
+  [[nodiscard]] std::optional<long long> changed_canary(std::uint32_t pattern) const {
+    std::vector<std::byte> before(guard_);
+    std::vector<std::byte> after(padded_ - bytes_ + guard_);
+    memory_.download(before, 0);
+    memory_.download(after, guard_ + bytes_);
+    auto expected = [&](std::size_t absolute) {
+      return static_cast<std::byte>((pattern >> (8 * (absolute % 4))) & 0xFFU);
+    };
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (before[i] != expected(i))
+        return static_cast<long long>(i) - static_cast<long long>(guard_);
+    }
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      if (after[i] != expected(guard_ + bytes_ + i)) return static_cast<long long>(bytes_ + i);
+    }
+    return std::nullopt;
+  }
+
+  void download(std::span<std::byte> host) const { memory_.download(host, guard_); }
+  void upload(std::span<const std::byte> host, CUstream stream) {
+    memory_.upload_async(host, stream, guard_);
+  }
+
+ private:
+  std::size_t bytes_;
+  std::size_t guard_;
+  std::size_t padded_;
+  cuda::device_buffer memory_;
+};
+
+// Everything a check needs on the device: the task's buffers and the plan's scratch.
+struct check_buffers {
+  std::map<std::string, guarded_buffer, std::less<>> buffers;
+  std::map<std::string, CUdeviceptr, std::less<>> pointers;
+  std::map<std::string, dtype, std::less<>> output_types;  // outputs and scratch, to poison
+};
+
+struct worker_context {
+  worker_context(const worker_request& r, cuda::context& c, cuda::stream& s)
+      : request(r), context(c), stream(s) {}
+
+  const worker_request& request;
+  cuda::context& context;
+  cuda::stream& stream;
+  std::optional<cas_store> cas;
+  std::optional<compile_cache> cache;
+  task_spec task;
+  candidate_file candidate;
+  const candidate_variant* variant = nullptr;
+  std::optional<cuda::module> module;
+  mapped_file inputs;
+  mapped_file outputs;
+};
+
+check_buffers allocate_check(worker_context& w, const gate_check& check,
+                             const resolved_plan& plan) {
+  const task_case& c = w.task.find_case(check.case_name);
+  check_buffers out;
+  auto add = [&](const std::string& name, std::size_t bytes) -> guarded_buffer& {
+    auto [it, inserted] = out.buffers.try_emplace(name, bytes, w.request.canary_bytes);
+    it->second.fill_canaries(w.request.canary_pattern, w.stream.get());
+    out.pointers[name] = it->second.data();
+    return it->second;
+  };
+  for (const auto& b : w.task.buffers) {
+    add(b.name, static_cast<std::size_t>(w.task.elements(b, c)) * size_of(b.type));
+    if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
+  }
+  for (const auto& [name, bytes] : plan.scratch) {
+    add(name, static_cast<std::size_t>(bytes));
+    out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
+  }
+  // In stream order: the canaries first, then the inputs in the middle of them.
+  for (const auto& slot : check.inputs) {
+    out.buffers.at(slot.buffer).upload(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
+  }
+  return out;
+}
+
+void poison(worker_context& w, check_buffers& b) {
+  for (const auto& [name, type] : b.output_types) {
+    const guarded_buffer& buffer = b.buffers.at(name);
+    const std::size_t width = size_of(type) == 2 ? 2 : (buffer.bytes() % 4 == 0 ? 4 : 1);
+    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type), width, w.stream.get());
+  }
+}
+
+// Every fill and upload goes on the harness's stream, in order; waiting for it here makes the
+// setup's cost, and any error in it, show before the first launch rather than in it.
+void settle(worker_context& w) { w.stream.synchronize(); }
+
+// The index of the first element that differs, and how many differ.
+struct difference {
+  std::size_t first = 0;
+  std::size_t count = 0;
+};
+
+std::optional<difference> compare_bytes(std::span<const std::byte> a, std::span<const std::byte> b,
+                                        std::size_t width) {
+  if (std::memcmp(a.data(), b.data(), a.size()) == 0) return std::nullopt;
+  difference d{.first = a.size(), .count = 0};
+  for (std::size_t i = 0; i < a.size(); i += width) {
+    if (std::memcmp(a.data() + i, b.data() + i, width) != 0) {
+      d.first = std::min(d.first, i / width);
+      ++d.count;
+    }
+  }
+  return d;
+}
+
+std::size_t width_of(const worker_context& w, const std::string& buffer) {
+  const buffer_spec* spec = w.task.find_buffer(buffer);
+  return spec == nullptr ? 1 : size_of(spec->type);
+}
+
+json run_check(worker_context& w, std::size_t index) {
+  const gate_check& check = w.request.checks[index];
+  const task_case& c = w.task.find_case(check.case_name);
+  step("resolve", index);
+  const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  step("allocate", index);
+  check_buffers buffers = allocate_check(w, check, plan);
+  poison(w, buffers);
+  settle(w);
+  const launch_sequence launches(plan, *w.module, buffers.pointers);
+
+  json result = {{"check", index}, {"case", check.case_name}, {"seed", check.seed}};
+  const int runs = check.repeat ? w.request.determinism_runs : 1;
+  std::vector<std::byte> again;
+  for (int run = 0; run < runs; ++run) {
+    if (run > 0) {
+      poison(w, buffers);
+      settle(w);
+    }
+    step(fmt::format("run {}", run + 1), index);
+    launches.enqueue(w.stream.get());
+    w.stream.synchronize();
+    for (const auto& slot : check.outputs) {
+      const auto checked = w.outputs.slice(slot.offset, slot.bytes);
+      if (run == 0) {
+        buffers.buffers.at(slot.buffer).download(checked);
+        continue;
+      }
+      again.resize(slot.bytes);
+      buffers.buffers.at(slot.buffer).download(again);
+      if (auto d = compare_bytes(checked, again, width_of(w, slot.buffer));
+          d && !result.contains("nondeterministic")) {
+        result["nondeterministic"] = {{"buffer", slot.buffer},
+                                      {"run", run + 1},
+                                      {"first_index", d->first},
+                                      {"differing_elements", d->count}};
+      }
+    }
+  }
+  result["runs"] = runs;
+
+  // What the kernels left outside their outputs, after every run.
+  step("inspect", index);
+  json canaries = json::array();
+  for (const auto& [name, buffer] : buffers.buffers) {
+    if (auto offset = buffer.changed_canary(w.request.canary_pattern)) {
+      canaries.push_back({{"buffer", name}, {"byte_offset", *offset}, {"bytes", buffer.bytes()}});
+    }
+  }
+  result["canaries"] = canaries;
+  json inputs = json::array();
+  for (const auto& slot : check.inputs) {
+    const auto uploaded = w.inputs.slice(slot.offset, slot.bytes);
+    std::vector<std::byte> now(slot.bytes);
+    buffers.buffers.at(slot.buffer).download(now);
+    // Compared bit for bit; the digest after is computed only when it differs from before.
+    json entry = {
+        {"buffer", slot.buffer}, {"sha256_before", slot.sha256}, {"sha256_after", slot.sha256}};
+    if (auto d = compare_bytes(uploaded, now, width_of(w, slot.buffer))) {
+      entry["sha256_after"] = sha256_hex(std::span<const std::byte>(now));
+      entry["first_index"] = d->first;
+      entry["differing_elements"] = d->count;
+    }
+    inputs.push_back(entry);
+  }
+  result["inputs"] = inputs;
+  return result;
+}
+
+json run_timing(worker_context& w) {
+  const std::size_t index = w.request.timed_check;
+  const gate_check& check = w.request.checks.at(index);
+  const task_case& c = w.task.find_case(check.case_name);
+  const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  check_buffers buffers = allocate_check(w, check, plan);
+  poison(w, buffers);
+  settle(w);
+  const launch_sequence launches(plan, *w.module, buffers.pointers);
+
+  // Does the last launch before this point reproduce the output the gate checked?
+  auto stale = [&]() -> json {
+    w.stream.synchronize();
+    std::vector<std::byte> now;
+    for (const auto& slot : check.outputs) {
+      now.resize(slot.bytes);
+      buffers.buffers.at(slot.buffer).download(now);
+      if (auto d = compare_bytes(w.outputs.slice(slot.offset, slot.bytes), now,
+                                 width_of(w, slot.buffer))) {
+        return {
+            {"buffer", slot.buffer}, {"first_index", d->first}, {"differing_elements", d->count}};
+      }
+    }
+    return nullptr;
+  };
+  // The sample whose output is checked is drawn from a seed the kernel cannot see; its outputs
+  // are poisoned first, outside the timed region, so that only its own launches can fill them.
+  // Among the samples that always run (the budget may stop the rest).
+  const int always =
+      std::max(1, std::min(w.request.timing.max_samples, w.request.timing.min_samples));
+  const int spot_sample =
+      static_cast<int>(w.request.spot_seed % static_cast<std::uint64_t>(always));
+  json spot_result = nullptr;
+  const spot_check spot{.sample = spot_sample,
+                        .before = [&] { poison(w, buffers); },
+                        .after = [&] { spot_result = stale(); }};
+  // Cold mode evicts the L2 by writing a buffer twice its size before each launch.
+  const auto& device = w.context.properties();
+  std::optional<cuda::device_buffer> flush;
+  if (w.request.timing.mode == timing_mode::cold) {
+    flush.emplace(2 * static_cast<std::size_t>(device.l2_bytes));
+  }
+  const sm_clock_probe clock(w.request.arch, &*w.cache);
+  const timing_environment environment{
+      .flush_l2 = [&](CUstream s) { flush->fill_u32(0x5A5A5A5AU, s); },
+      .clock = &clock,
+      .rated_clock_mhz = device.sm_clock_khz / 1000.0};
+  step("timing");
+  const timing_samples timing = time_kernel([&](CUstream s) { launches.enqueue(s); }, w.stream,
+                                            w.request.timing, environment, &spot);
+  // And once more after the last sample, one launch on poisoned outputs.
+  poison(w, buffers);
+  launches.enqueue(w.stream.get());
+  const json final_result = stale();
+
+  return {{"mode", to_string(timing.mode)}, {"inner", timing.inner},
+          {"sample_us", timing.sample_us},  {"median_us", timing.median_us},
+          {"noise", timing.noise},          {"stopped_by", timing.stopped_by},
+          {"discarded", timing.discarded},  {"mean_clock_mhz", timing.mean_clock_mhz},
+          {"spot_sample", spot_sample},     {"spot_stale", spot_result},
+          {"final_stale", final_result}};
+}
+
+json run_probe(const cuda::context& context, const cuda::stream& stream) {
+  const auto& p = context.properties();
+  const copy_bandwidth copy = measure_copy_bandwidth(context, stream, nullptr);
+  return {{"device",
+           {{"name", p.name},
+            {"uuid", p.uuid},
+            {"compute_major", p.compute_major},
+            {"compute_minor", p.compute_minor},
+            {"sm_count", p.sm_count},
+            {"sm_clock_khz", p.sm_clock_khz},
+            {"memory_clock_khz", p.memory_clock_khz},
+            {"memory_bus_width_bits", p.memory_bus_width_bits},
+            {"l2_bytes", p.l2_bytes},
+            {"max_shared_per_block_optin_bytes", p.max_shared_per_block_optin_bytes},
+            {"max_threads_per_block", p.max_threads_per_block},
+            {"total_memory_bytes", p.total_memory_bytes},
+            {"driver_version", p.driver_version}}},
+          {"copy",
+           {{"bytes_per_second", copy.bytes_per_second},
+            {"bytes_moved", copy.bytes_moved},
+            {"time_us", copy.time_us},
+            {"config", copy.config}}}};
+}
+
+// The variant the parent compiled: the same source bytes, the same label, from the compile
+// cache the parent filled.
+void load_variant(worker_context& w) {
+  const worker_request& r = w.request;
+  w.cas.emplace(r.home / "cas");
+  w.cache.emplace(r.home / "cache", *w.cas);
+  w.candidate = load_candidate(r.candidate_file, r.arch, &*w.cache);
+  if (sha256_hex(w.candidate.source) != r.source_sha256) {
+    BLASTER_INPUT_ERROR("{} changed while it was being evaluated", r.candidate_file.string());
+  }
+  for (const auto& v : w.candidate.variants) {
+    if (v.label == r.variant) w.variant = &v;
+  }
+  if (w.variant == nullptr || !w.variant->compiled.ok || !w.candidate.plan) {
+    BLASTER_INPUT_ERROR("{}: no compiled variant {}", r.candidate_file.string(), r.variant);
+  }
+  w.module.emplace(w.variant->compiled.cubin);
+}
+
+}  // namespace
+
+int run_gate_worker(const std::filesystem::path& request_file) {
+  // Which check was running when something failed: the evidence names it.
+  std::optional<std::size_t> current;
+  json checks = json::array();  // the checks finished before a failure are still evidence
+  auto fail = [&](reason_code reason, const std::string& message) {
+    json failure = {{"reason", to_string(reason)}, {"message", message}};
+    if (current) failure["check"] = *current;
+    send({{"result", {{"failure", failure}, {"checks", checks}}}});
+    return 0;
+  };
+  try {
+    const worker_request request = worker_request_from_json(json::parse(read_file(request_file)));
+    cuda::context context;
+    cuda::stream stream;
+    if (request.phase == worker_phase::probe) {
+      send({{"result", run_probe(context, stream)}});
+      return 0;
+    }
+    worker_context w(request, context, stream);
+    w.task = load_task(request.root / "tasks" / request.task);
+    load_variant(w);
+    w.inputs = mapped_file::open(request.inputs_file, mapped_file::access::read_only);
+    w.outputs = mapped_file::open(request.outputs_file, request.phase == worker_phase::gate
+                                                            ? mapped_file::access::read_write
+                                                            : mapped_file::access::read_only);
+    if (request.phase == worker_phase::time) {
+      current = request.timed_check;
+      send({{"result", {{"timing", run_timing(w)}}}});
+      return 0;
+    }
+    for (std::size_t i = 0; i < request.checks.size(); ++i) {
+      current = i;
+      checks.push_back(run_check(w, i));
+    }
+    send({{"result", {{"checks", checks}}}});
+    return 0;
+  } catch (const cuda::gpu_unavailable& e) {
+    send({{"result", {{"unavailable", e.what()}}}});
+    return 0;
+  } catch (const cuda::cuda_error& e) {
+    return fail(reason_for_cuda_error(e.code()), e.what());
+  } catch (const input_error& e) {
+    return fail(reason_code::plan_error, e.what());
+  } catch (const std::exception& e) {
+    return fail(reason_code::crash, e.what());
+  }
+}
+
+}  // namespace blaster

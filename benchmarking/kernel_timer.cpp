@@ -1,0 +1,119 @@
+#include "benchmarking/kernel_timer.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include "benchmarking/sm_clock_probe.hpp"
+#include "benchmarking/statistics.hpp"
+#include "benchmarking/stopping_criterion.hpp"
+#include "core/cuda_graph.hpp"
+#include "core/cuda_stream.hpp"
+#include "core/error.hpp"
+
+namespace blaster {
+
+std::string_view to_string(timing_mode mode) {
+  switch (mode) {
+    case timing_mode::hot:
+      return "hot";
+    case timing_mode::cold:
+      return "cold";
+    case timing_mode::graph:
+      return "graph";
+  }
+  return "?";
+}
+
+std::optional<timing_mode> parse_timing_mode(std::string_view name) {
+  for (timing_mode m : {timing_mode::hot, timing_mode::cold, timing_mode::graph}) {
+    if (to_string(m) == name) return m;
+  }
+  return std::nullopt;
+}
+
+timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const cuda::stream& stream,
+                           const timing_options& options, const timing_environment& environment,
+                           const spot_check* spot) {
+  if (options.mode == timing_mode::cold && !environment.flush_l2) {
+    BLASTER_THROW("cold timing needs an L2 flush");
+  }
+  cuda::event start;
+  cuda::event stop;
+  auto burst = [&](int launches) {
+    start.record(stream);
+    for (int i = 0; i < launches; ++i) enqueue(stream.get());
+    stop.record(stream);
+    return static_cast<double>(cuda::elapsed_ms(start, stop));
+  };
+
+  // Warm-up keeps module load, first touch and the clock's ramp out of the numbers; a short
+  // burst then calibrates (one launch alone overstates the per-launch time).
+  burst(options.warmup_launches);
+  timing_samples out;
+  out.mode = options.mode;
+  if (options.mode != timing_mode::cold) {
+    out.inner = calibrated_inner_count(burst(4) / 4.0, options.target_sample_ms);
+  }
+  std::unique_ptr<cuda::graph> graph;
+  if (options.mode == timing_mode::graph) {
+    graph = std::make_unique<cuda::graph>(stream, [&](CUstream s) {
+      for (int i = 0; i < out.inner; ++i) enqueue(s);
+    });
+    graph->launch(stream);  // the first replay uploads the graph
+    stream.synchronize();
+  }
+
+  auto sample_ms = [&]() -> double {
+    switch (options.mode) {
+      case timing_mode::hot:
+        return burst(out.inner);
+      case timing_mode::cold:
+        environment.flush_l2(stream.get());  // before the start event: not timed
+        return burst(1);
+      case timing_mode::graph:
+        start.record(stream);
+        graph->launch(stream);
+        stop.record(stream);
+        return static_cast<double>(cuda::elapsed_ms(start, stop));
+    }
+    return 0.0;
+  };
+
+  relative_noise_criterion criterion(relative_noise_rules{.min_samples = options.min_samples,
+                                                          .max_noise = options.max_noise,
+                                                          .budget_s = options.budget_ms / 1000.0,
+                                                          .max_samples = options.max_samples});
+  double clock_sum_mhz = 0.0;
+  for (int s = 0; !criterion.done(); ++s) {
+    const auto began = std::chrono::steady_clock::now();
+    const bool spotted = spot != nullptr && spot->sample == s;
+    if (spotted && spot->before) spot->before();
+    const double per_launch_us = sample_ms() * 1000.0 / out.inner;
+    if (spotted && spot->after) spot->after();
+    bool keep = true;
+    if (environment.clock != nullptr) {
+      const double mhz = environment.clock->measure_mhz(stream);
+      if (mhz < options.min_clock_fraction * environment.rated_clock_mhz) {
+        keep = false;
+        ++out.discarded;
+      } else {
+        clock_sum_mhz += mhz;
+      }
+    }
+    if (keep) {
+      out.sample_us.push_back(per_launch_us);
+      criterion.add(per_launch_us);
+    }
+    criterion.add_elapsed(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+  }
+  out.median_us = median(out.sample_us);
+  out.noise = relative_noise(out.sample_us);
+  out.stopped_by = std::string(to_string(criterion.reason()));
+  if (!out.sample_us.empty() && environment.clock != nullptr) {
+    out.mean_clock_mhz = clock_sum_mhz / static_cast<double>(out.sample_us.size());
+  }
+  return out;
+}
+
+}  // namespace blaster

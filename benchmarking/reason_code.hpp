@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <optional>
+#include <string_view>
+
+namespace blaster {
+
+struct worker_outcome;
+
+// Every way a candidate can fail, from compiling to timing. Declared in the order a reviewer
+// reads them; the gate reports the first failure it finds in its own order of checks.
+enum class reason_code {
+  none,
+  compile_error,        // NVRTC refused the source, or a planned kernel is not in it
+  plan_error,           // the launch plan is malformed or does not fit the task or the kernel
+  launch_error,         // the driver refused a launch (configuration, resources)
+  crash,                // the kernel faulted (illegal address, trap) or the worker died
+  timeout,              // the evaluation outlived its deadline and was killed
+  wrong_result,         // an element outside atol + rtol*|reference|
+  nonfinite,            // NaN or Inf where the reference is finite
+  unwritten_output,     // an output element still holds the poison pattern
+  out_of_bounds_write,  // a canary before or after a buffer changed
+  input_modified,       // an input buffer differs from what was uploaded
+  nondeterministic,     // five runs on the same inputs are not bitwise identical
+  stale_in_timing,      // the output of a timed launch is not the output that was checked
+};
+
+std::string_view to_string(reason_code reason);
+std::optional<reason_code> parse_reason_code(std::string_view name);
+
+// A failed CUDA call: errors after which the context is dead are crashes; anything else the
+// driver says about a launch is a launch error.
+reason_code reason_for_cuda_error(CUresult code);
+
+// A worker that did not report a result: killed at its deadline, or ended some other way.
+reason_code reason_for_worker_ending(const worker_outcome& outcome);
+
+}  // namespace blaster

@@ -1,0 +1,181 @@
+// blaster export RUN --out DIR, blaster verify DIR, blaster keygen --out PREFIX: evidence bundles
+// that a reviewer checks without trusting whoever published them.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/store_access.hpp"
+#include "core/bundle_verifier.hpp"
+#include "core/error.hpp"
+#include "core/evidence_bundle.hpp"
+#include "core/signature.hpp"
+
+namespace blaster::cli {
+
+command_fn add_export_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::string run;
+    std::filesystem::path out;
+    std::optional<std::filesystem::path> sign;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "export",
+      "Write a run's evidence bundle: report.md, results.json, run.json, the raw "
+      "objects it cites, and SHA256SUMS (signed with --sign).");
+  cmd->footer(
+      "The bundle is a new folder; nothing is ever written over. Anyone can check it with "
+      "`sha256sum -c SHA256SUMS` in the folder, or `blaster verify DIR [--pubkey KEY.pub]`.\n\n"
+      "Examples:\n  blaster export latest --out evidence/run-12\n  blaster keygen --out "
+      "me && blaster export 12 --out run-12 --sign me.key\n\n"
+      "Exit status: 0 written; 1 the machine failed (I/O, a full disk, or an object the store "
+      "lacks or that no longer matches its digest: the store is damaged); 2 bad input: no such "
+      "run, --out exists and is not empty, --sign is not an Ed25519 private key, no store at "
+      "--home.");
+  cmd->add_option("run", f->run, "a run id (see blaster runs) or 'latest'")->required();
+  cmd->add_option("--out", f->out, "the bundle folder to create")->required();
+  cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  return [f, &global]() {
+    // The key first: a bad key should fail before any work.
+    std::optional<ed25519_key> key;
+    if (f->sign) key = read_private_key(*f->sign);
+    const std::unique_ptr<store> records = require_store(global);
+    const std::int64_t run_id = run_catalog(*records).resolve(f->run);
+    const bundle_export written = export_bundle(*records, run_id, f->out, key ? &*key : nullptr);
+    if (global.json) {
+      nlohmann::json j = {{"dir", written.dir.string()},
+                          {"run_id", written.run_id},
+                          {"files", written.files},
+                          {"objects", written.objects},
+                          {"total_bytes", written.total_bytes},
+                          {"signed", !written.signer_sha256.empty()}};
+      if (!written.signer_sha256.empty()) j["signer_sha256"] = written.signer_sha256;
+      std::cout << j.dump(2) << '\n';
+    } else {
+      fmt::print("wrote {}: run {}, {} files ({} objects), {} bytes{}\n", written.dir.string(),
+                 written.run_id, written.files.size() + (written.signer_sha256.empty() ? 1 : 2),
+                 written.objects, written.total_bytes,
+                 written.signer_sha256.empty() ? "" : ", signed by key " + written.signer_sha256);
+      fmt::print("check it with: blaster verify {}{}\n", written.dir.string(),
+                 written.signer_sha256.empty() ? "" : " --pubkey KEY.pub");
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+command_fn add_verify_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::filesystem::path dir;
+    std::optional<std::filesystem::path> pubkey;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "verify",
+      "Check an evidence bundle: every file SHA256SUMS lists is there and unchanged, "
+      "nothing else is, and (with --pubkey) SHA256SUMS.sig is the key's signature.");
+  cmd->footer(
+      "Every problem is reported, each by the file's name: missing, changed (with both "
+      "digests), extra, symlink, not_a_file, unreadable, manifest (SHA256SUMS missing, or a "
+      "malformed line, an absolute path or a '..' component in it), signature. A bundle with "
+      "SHA256SUMS.sig verifies without --pubkey too, but its signature is then reported as "
+      "unchecked.\n\n"
+      "Examples:\n  blaster verify evidence/run-12\n  blaster verify run-12 --pubkey me.pub "
+      "--json\n\n"
+      "Exit status: 0 the bundle verifies: every listed file matches, nothing else is there, and "
+      "the signature is valid when --pubkey is given; 1 the machine failed; 2 bad input: DIR is "
+      "not a folder, or --pubkey is not an Ed25519 public key; 4 the bundle does not verify "
+      "(each problem is printed).");
+  cmd->add_option("dir", f->dir, "the bundle folder")->required();
+  cmd->add_option("--pubkey", f->pubkey,
+                  "the signer's public key (PREFIX.pub); the bundle must then be signed by it");
+  return [f, &global]() {
+    std::optional<ed25519_key> key;
+    if (f->pubkey) key = read_public_key(*f->pubkey);
+    const bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr);
+    if (global.json) {
+      nlohmann::json problems = nlohmann::json::array();
+      for (const auto& p : v.problems) {
+        nlohmann::json item = {
+            {"problem", name_of(p.kind)}, {"path", p.path}, {"detail", p.detail}};
+        if (!p.expected_sha256.empty()) item["expected_sha256"] = p.expected_sha256;
+        if (!p.actual_sha256.empty()) item["actual_sha256"] = p.actual_sha256;
+        problems.push_back(std::move(item));
+      }
+      nlohmann::json j = {{"dir", v.dir.string()},          {"ok", v.ok()},
+                          {"files_listed", v.files_listed}, {"files_matched", v.files_matched},
+                          {"problems", problems},           {"signature", name_of(v.signature)}};
+      if (!v.signer_sha256.empty()) j["signer_sha256"] = v.signer_sha256;
+      std::cout << j.dump(2) << '\n';
+    } else {
+      fmt::print("bundle {}: {} files listed in SHA256SUMS, {} match\n", v.dir.string(),
+                 v.files_listed, v.files_matched);
+      for (const auto& p : v.problems) {
+        fmt::print("  {:<10}  {}: {}\n", name_of(p.kind), p.path, p.detail);
+        if (!p.expected_sha256.empty() && !p.actual_sha256.empty()) {
+          fmt::print("              listed {}\n              actual {}\n", p.expected_sha256,
+                     p.actual_sha256);
+        }
+      }
+      switch (v.signature) {
+        case signature_status::valid:
+          fmt::print("signature: valid, Ed25519 key {}\n", v.signer_sha256);
+          break;
+        case signature_status::invalid:
+          fmt::print("signature: INVALID\n");
+          break;
+        case signature_status::unchecked:
+          fmt::print("signature: present but unchecked; pass --pubkey KEY.pub to check it\n");
+          break;
+        case signature_status::missing:
+          fmt::print("signature: MISSING, and --pubkey asked for one\n");
+          break;
+        case signature_status::absent:
+          fmt::print("signature: none\n");
+          break;
+      }
+      if (v.ok()) {
+        fmt::print("OK: every file matches SHA256SUMS and nothing else is there\n");
+      } else {
+        fmt::print("FAILED: {} problem{}; do not trust this bundle\n", v.problems.size(),
+                   v.problems.size() == 1 ? "" : "s");
+      }
+    }
+    return v.ok() ? static_cast<int>(exit_ok) : exit_not_verified;
+  };
+}
+
+command_fn add_keygen_command(CLI::App& app, const global_options& global) {
+  auto prefix = std::make_shared<std::filesystem::path>();
+  CLI::App* cmd = app.add_subcommand(
+      "keygen",
+      "Make an Ed25519 key pair for signing bundles: PREFIX.key (private, mode 0600) "
+      "and PREFIX.pub (public, to share).");
+  cmd->footer(
+      "Existing files are never replaced. Sign with `blaster export RUN --out DIR --sign "
+      "PREFIX.key`; reviewers check with `blaster verify DIR --pubkey PREFIX.pub` or with "
+      "openssl (see the bundle's report.md).\n\n"
+      "Exit status: 0 written; 1 the machine failed (I/O, a full disk); 2 bad input: PREFIX.key "
+      "or PREFIX.pub exists, or the folder does not.");
+  cmd->add_option("--out", *prefix, "PREFIX of the two files")->required();
+  return [prefix, &global]() {
+    const ed25519_key key = ed25519_key::generate();
+    write_key_pair(key, *prefix);
+    const std::string private_path = prefix->string() + ".key";
+    const std::string public_path = prefix->string() + ".pub";
+    if (global.json) {
+      std::cout << nlohmann::json{{"private_key", private_path},
+                                  {"public_key", public_path},
+                                  {"public_sha256", key.public_sha256()}}
+                       .dump(2)
+                << '\n';
+    } else {
+      fmt::print("wrote {} (private, mode 0600: keep it secret) and {} (public: share it)\n",
+                 private_path, public_path);
+      fmt::print("public key sha256 {}\n", key.public_sha256());
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

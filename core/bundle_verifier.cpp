@@ -1,0 +1,255 @@
+#include "core/bundle_verifier.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/evidence_bundle.hpp"
+#include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "core/sha256sums.hpp"
+
+namespace blaster {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class entry_kind { file, other };
+
+// What the folder holds: plain files by relative path, and every other entry as a problem.
+struct folder_listing {
+  std::map<std::string, entry_kind> entries;
+  std::vector<bundle_problem> problems;
+};
+
+// Walks without following links: a link is reported, never entered.
+void walk(const fs::path& dir, const std::string& prefix, folder_listing& out) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    out.problems.push_back({bundle_problem_kind::unreadable, prefix.empty() ? "." : prefix,
+                            "cannot list the folder: " + ec.message(), "", ""});
+    return;
+  }
+  for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    const std::string relative = prefix.empty() ? name : prefix + "/" + name;
+    std::error_code status_ec;
+    const fs::file_status status = it->symlink_status(status_ec);
+    if (status_ec) {
+      out.problems.push_back({bundle_problem_kind::unreadable, relative,
+                              "cannot stat: " + status_ec.message(), "", ""});
+      out.entries[relative] = entry_kind::other;
+    } else if (fs::is_symlink(status)) {
+      std::error_code link_ec;
+      const fs::path target = fs::read_symlink(it->path(), link_ec);
+      out.problems.push_back({bundle_problem_kind::symlink, relative,
+                              "a symbolic link (to " + target.string() +
+                                  "); a bundle holds plain files only, and it is not followed",
+                              "", ""});
+      out.entries[relative] = entry_kind::other;
+    } else if (fs::is_directory(status)) {
+      walk(it->path(), relative, out);
+    } else if (fs::is_regular_file(status)) {
+      out.entries[relative] = entry_kind::file;
+    } else {
+      out.problems.push_back({bundle_problem_kind::not_a_file, relative,
+                              "not a regular file (a FIFO, socket or device)", "", ""});
+      out.entries[relative] = entry_kind::other;
+    }
+  }
+  if (ec) {
+    out.problems.push_back({bundle_problem_kind::unreadable, prefix.empty() ? "." : prefix,
+                            "cannot list the folder: " + ec.message(), "", ""});
+  }
+}
+
+// True when the path, or a folder above it, is an entry already reported (a link, say).
+bool covered_by_reported_entry(const folder_listing& listing, std::string_view path) {
+  for (;;) {
+    const auto it = listing.entries.find(std::string(path));
+    if (it != listing.entries.end() && it->second == entry_kind::other) return true;
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string_view::npos) return false;
+    path = path.substr(0, slash);
+  }
+}
+
+bool is_top_level_control_file(const std::string& path) {
+  return path == bundle_manifest_name || path == bundle_signature_name;
+}
+
+}  // namespace
+
+std::string_view name_of(bundle_problem_kind kind) {
+  switch (kind) {
+    case bundle_problem_kind::missing:
+      return "missing";
+    case bundle_problem_kind::changed:
+      return "changed";
+    case bundle_problem_kind::extra:
+      return "extra";
+    case bundle_problem_kind::symlink:
+      return "symlink";
+    case bundle_problem_kind::not_a_file:
+      return "not_a_file";
+    case bundle_problem_kind::unreadable:
+      return "unreadable";
+    case bundle_problem_kind::manifest:
+      return "manifest";
+    case bundle_problem_kind::signature:
+      return "signature";
+  }
+  return "unknown";
+}
+
+std::string_view name_of(signature_status status) {
+  switch (status) {
+    case signature_status::absent:
+      return "absent";
+    case signature_status::valid:
+      return "valid";
+    case signature_status::invalid:
+      return "invalid";
+    case signature_status::unchecked:
+      return "unchecked";
+    case signature_status::missing:
+      return "missing";
+  }
+  return "unknown";
+}
+
+bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public_key) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    BLASTER_INPUT_ERROR("{}: not a folder; give the folder that holds the bundle's SHA256SUMS",
+                        dir.string());
+  }
+  bundle_verification result;
+  result.dir = dir;
+  if (public_key != nullptr) result.signer_sha256 = public_key->public_sha256();
+
+  folder_listing listing;
+  walk(dir, "", listing);
+  auto& problems = result.problems;
+  problems = std::move(listing.problems);
+  const std::string manifest_name(bundle_manifest_name);
+  const std::string signature_name(bundle_signature_name);
+  auto is_file = [&](const std::string& path) {
+    const auto it = listing.entries.find(path);
+    return it != listing.entries.end() && it->second == entry_kind::file;
+  };
+  // Reads a file the walk found plain; a failure is a problem, not an exception.
+  auto read_listed = [&](const std::string& path) -> std::optional<std::string> {
+    try {
+      return read_file_if_exists(dir / path);
+    } catch (const std::exception& e) {
+      problems.push_back({bundle_problem_kind::unreadable, path, e.what(), "", ""});
+      return std::nullopt;
+    }
+  };
+
+  std::optional<std::string> manifest_text;
+  std::vector<sha256sums_entry> manifest;
+  std::set<std::string> listed;
+  if (is_file(manifest_name)) {
+    manifest_text = read_listed(manifest_name);
+  } else if (!listing.entries.contains(manifest_name)) {
+    problems.push_back({bundle_problem_kind::manifest, manifest_name,
+                        "no SHA256SUMS: nothing says what this folder should hold", "", ""});
+  }
+  if (manifest_text) {
+    // Each bad line is a problem; the good lines are still checked, so that one bad line
+    // cannot hide a changed file.
+    sha256sums_lines lines = read_sha256sums_lines(*manifest_text);
+    for (const auto& bad : lines.bad_lines) {
+      problems.push_back({bundle_problem_kind::manifest, manifest_name,
+                          fmt::format("line {}: {}", bad.line, bad.why), "", ""});
+    }
+    manifest = std::move(lines.entries);
+  }
+  result.files_listed = manifest.size();
+  for (const auto& entry : manifest) {
+    listed.insert(entry.path);
+    if (is_top_level_control_file(entry.path)) {
+      problems.push_back({bundle_problem_kind::manifest, entry.path,
+                          "SHA256SUMS lists the manifest or its signature, which it cannot hash",
+                          "", ""});
+      continue;
+    }
+    if (!is_file(entry.path)) {
+      if (!covered_by_reported_entry(listing, entry.path)) {
+        problems.push_back({bundle_problem_kind::missing, entry.path,
+                            "listed in SHA256SUMS but not a file in the bundle", entry.sha256, ""});
+      }
+      continue;
+    }
+    std::string actual;
+    try {
+      actual = sha256_file_hex(dir / entry.path);
+    } catch (const std::exception& e) {
+      problems.push_back({bundle_problem_kind::unreadable, entry.path, e.what(), "", ""});
+      continue;
+    }
+    if (actual != entry.sha256) {
+      problems.push_back({bundle_problem_kind::changed, entry.path,
+                          "its bytes do not hash to the digest SHA256SUMS lists", entry.sha256,
+                          actual});
+    } else {
+      ++result.files_matched;
+    }
+  }
+  if (!manifest.empty()) {  // Without a manifest, nothing is extra: everything is unlisted.
+    for (const auto& [path, kind] : listing.entries) {
+      if (kind != entry_kind::file || listed.contains(path) || is_top_level_control_file(path)) {
+        continue;
+      }
+      problems.push_back(
+          {bundle_problem_kind::extra, path, "in the bundle but not listed in SHA256SUMS", "", ""});
+    }
+  }
+
+  if (is_file(signature_name)) {
+    const std::optional<std::string> signature = read_listed(signature_name);
+    if (signature && signature->size() != 64) {
+      result.signature = signature_status::invalid;
+      problems.push_back({bundle_problem_kind::signature, signature_name,
+                          fmt::format("{} bytes; an Ed25519 signature is 64", signature->size()),
+                          "", ""});
+    } else if (signature && public_key == nullptr) {
+      result.signature = signature_status::unchecked;
+    } else if (signature && manifest_text) {
+      if (public_key->verify(*manifest_text, *signature)) {
+        result.signature = signature_status::valid;
+      } else {
+        result.signature = signature_status::invalid;
+        problems.push_back(
+            {bundle_problem_kind::signature, signature_name,
+             fmt::format("not a signature of SHA256SUMS by the key {}", result.signer_sha256), "",
+             ""});
+      }
+    } else if (signature) {
+      result.signature = signature_status::invalid;
+      problems.push_back({bundle_problem_kind::signature, signature_name,
+                          "there is no readable SHA256SUMS for it to sign", "", ""});
+    }
+  } else if (public_key != nullptr) {
+    result.signature = signature_status::missing;
+    if (!listing.entries.contains(signature_name)) {
+      problems.push_back({bundle_problem_kind::signature, signature_name,
+                          "a public key was given but the bundle is not signed", "", ""});
+    }
+  }
+  std::stable_sort(
+      problems.begin(), problems.end(),
+      [](const bundle_problem& a, const bundle_problem& b) { return a.path < b.path; });
+  return result;
+}
+
+}  // namespace blaster

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/signature.hpp"
+
+namespace blaster {
+
+enum class bundle_problem_kind {
+  missing,     // listed in SHA256SUMS, not in the folder
+  changed,     // its bytes do not hash to the listed digest
+  extra,       // in the folder, not listed
+  symlink,     // a bundle holds plain files only; a link could point anywhere
+  not_a_file,  // a FIFO, socket or device where a file should be
+  unreadable,  // the file or folder could not be read
+  manifest,    // SHA256SUMS itself is missing or malformed
+  signature,   // SHA256SUMS.sig does not verify, or --pubkey was given and there is none
+};
+
+std::string_view name_of(bundle_problem_kind kind);
+
+struct bundle_problem {
+  bundle_problem_kind kind;
+  std::string path;  // relative to the bundle
+  std::string detail;
+  std::string expected_sha256;  // for changed
+  std::string actual_sha256;    // for changed
+};
+
+enum class signature_status {
+  absent,     // no SHA256SUMS.sig and no key asked for one
+  valid,      // verifies under the given public key
+  invalid,    // does not verify, or is not a 64-byte signature
+  unchecked,  // present, but no public key was given to check it against
+  missing,    // a public key was given and there is no SHA256SUMS.sig
+};
+
+std::string_view name_of(signature_status status);
+
+struct bundle_verification {
+  std::filesystem::path dir;
+  std::size_t files_listed = 0;
+  std::size_t files_matched = 0;
+  std::vector<bundle_problem> problems;  // in path order
+  signature_status signature = signature_status::absent;
+  std::string signer_sha256;  // the public key's digest, when one was given
+  bool ok() const { return problems.empty(); }
+};
+
+// Checks a bundle: every file SHA256SUMS lists is there and hashes to its digest, nothing else
+// is there (but SHA256SUMS.sig), no symbolic link or special file is anywhere inside, and, with a
+// public key, SHA256SUMS.sig is its signature of SHA256SUMS. Every problem is reported, each by
+// path; none stops the others from being found. Only a `dir` that is not a folder is an
+// input_error.
+bundle_verification verify_bundle(const std::filesystem::path& dir, const ed25519_key* public_key);
+
+}  // namespace blaster

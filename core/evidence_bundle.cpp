@@ -1,0 +1,178 @@
+#include "core/evidence_bundle.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/run_catalog.hpp"
+#include "core/run_markdown.hpp"
+#include "core/sha256.hpp"
+#include "core/sha256sums.hpp"
+
+namespace blaster {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes the half-written bundle unless it was renamed into place.
+class partial_folder {
+ public:
+  explicit partial_folder(fs::path path) : path_(std::move(path)) {}
+  ~partial_folder() {
+    if (!released_) {
+      std::error_code ignored;
+      fs::remove_all(path_, ignored);
+    }
+  }
+  partial_folder(const partial_folder&) = delete;
+  partial_folder& operator=(const partial_folder&) = delete;
+  const fs::path& path() const { return path_; }
+  void release() { released_ = true; }
+
+ private:
+  fs::path path_;
+  bool released_ = false;
+};
+
+void check_destination(const fs::path& out) {
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(out, ec);
+  if (status.type() == fs::file_type::not_found) {
+    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    if (!fs::is_directory(parent, ec)) {
+      BLASTER_INPUT_ERROR("--out {}: the folder {} does not exist; create it first", out.string(),
+                          parent.string());
+    }
+    return;
+  }
+  if (status.type() != fs::file_type::directory || !fs::is_empty(out, ec)) {
+    BLASTER_INPUT_ERROR(
+        "--out {}: exists and is not an empty folder; a bundle is never written "
+        "over anything: pick a new folder",
+        out.string());
+  }
+}
+
+// The label a human knows a row by: its variant where it has one.
+std::string row_label(const nlohmann::json& records, const object_citation& c) {
+  const auto it = records.find(c.table);
+  if (it != records.end()) {
+    for (const auto& row : *it) {
+      if (row.value("id", std::int64_t{0}) != c.row_id) continue;
+      if (row.contains("variant") && row["variant"].is_string()) {
+        return fmt::format("{} {} {} ({})", c.table, c.row_id, c.column,
+                           row["variant"].get<std::string>());
+      }
+    }
+  }
+  return fmt::format("{} {} {}", c.table, c.row_id, c.column);
+}
+
+}  // namespace
+
+bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path& out_flag,
+                            const ed25519_key* signing_key) {
+  // "run/" names the folder "run"; "." and ".." name folders that are already there.
+  fs::path out = out_flag.lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  if (out.empty() || out.filename() == "." || out.filename() == "..") {
+    BLASTER_INPUT_ERROR("--out {}: name a new folder for the bundle", out_flag.string());
+  }
+  const run_catalog catalog(records);
+  const std::optional<run_record> run = catalog.find_run(run_id);
+  if (!run) {
+    BLASTER_INPUT_ERROR("no run {} in {}; blaster runs lists the runs recorded there", run_id,
+                        records.home().string());
+  }
+  if (signing_key != nullptr && !signing_key->has_private()) {
+    BLASTER_INPUT_ERROR("signing needs a private key (PREFIX.key), not a public one");
+  }
+  check_destination(out);
+
+  const nlohmann::json rows = catalog.records_of(run_id);
+  // Every object the rows cite, once, in digest order; the report is results.json instead.
+  std::map<std::string, bundle_object> objects;
+  for (const object_citation& c : catalog.cited_objects(run_id)) {
+    if (c.table == "runs" && c.column == "report_sha256") continue;
+    bundle_object& o = objects[c.sha256];
+    o.sha256 = c.sha256;
+    o.cited_by.push_back(row_label(rows, c));
+  }
+
+  // Files by path, each with its bytes; std::map keeps SHA256SUMS sorted by path.
+  std::map<std::string, std::string> files;
+  auto fetch = [&](const std::string& digest, std::string_view cited_by) {
+    std::optional<std::string> bytes = records.cas().get(digest, /*verify=*/true);
+    if (!bytes) {
+      BLASTER_THROW("the store {} lacks object {}, cited by {}; the store is damaged",
+                    records.home().string(), digest, cited_by);
+    }
+    return std::move(*bytes);
+  };
+  nlohmann::json report;  // null without a report
+  if (!run->report_sha256.empty()) {
+    std::string bytes = fetch(run->report_sha256, "runs.report_sha256");
+    report = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+    if (report.is_discarded()) report = nullptr;
+    files["results.json"] = std::move(bytes);
+  } else {
+    files["results.json"] = rows.dump(1) + "\n";
+  }
+  for (auto& [digest, o] : objects) {
+    std::string bytes = fetch(digest, o.cited_by.front());
+    o.size_bytes = bytes.size();
+    files["objects/" + digest] = std::move(bytes);
+  }
+  std::vector<bundle_object> object_list;
+  for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
+  files["run.json"] = rows.dump(1) + "\n";
+  files["report.md"] = render_run_markdown(rows, report, object_list, signing_key != nullptr);
+
+  std::vector<sha256sums_entry> manifest;
+  for (const auto& [path, bytes] : files) {
+    manifest.push_back(sha256sums_entry{.sha256 = sha256_hex(bytes), .path = path});
+  }
+  const std::string manifest_text = format_sha256sums(manifest);
+
+  bundle_export result;
+  result.dir = out;
+  result.run_id = run_id;
+  result.objects = object_list.size();
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  partial_folder partial(parent /
+                         fmt::format(".{}.partial.{}", out.filename().string(), ::getpid()));
+  std::error_code ec;
+  fs::remove_all(partial.path(), ec);
+  fs::create_directories(partial.path() / "objects", ec);
+  if (ec) BLASTER_THROW("cannot create {}: {}", partial.path().string(), ec.message());
+  for (const auto& [path, bytes] : files) {
+    write_file_atomically(partial.path() / path, bytes);
+    result.files.push_back(path);
+    result.total_bytes += bytes.size();
+  }
+  write_file_atomically(partial.path() / bundle_manifest_name, manifest_text);
+  if (signing_key != nullptr) {
+    write_file_atomically(partial.path() / bundle_signature_name, signing_key->sign(manifest_text));
+    result.signer_sha256 = signing_key->public_sha256();
+  }
+  fsync_folder(partial.path() / "objects");
+  fsync_folder(partial.path());
+  // Over an empty folder too: rename(2) replaces an empty directory.
+  if (::rename(partial.path().c_str(), out.c_str()) != 0) {
+    BLASTER_THROW("rename({}, {}) failed: {}", partial.path().string(), out.string(),
+                  std::strerror(errno));
+  }
+  partial.release();
+  fsync_folder(parent);
+  return result;
+}
+
+}  // namespace blaster

@@ -1,0 +1,41 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/signature.hpp"
+#include "core/store.hpp"
+
+namespace blaster {
+
+// The manifest and its signature, at the top of every bundle.
+inline constexpr std::string_view bundle_manifest_name = "SHA256SUMS";
+inline constexpr std::string_view bundle_signature_name = "SHA256SUMS.sig";
+
+struct bundle_export {
+  std::filesystem::path dir;
+  std::int64_t run_id = 0;
+  std::vector<std::string> files;  // as SHA256SUMS lists them
+  std::size_t objects = 0;
+  std::uint64_t total_bytes = 0;
+  std::string signer_sha256;  // the public key's digest when signed, else empty
+};
+
+// Writes the evidence bundle of one run into `out`, a folder that must not exist yet (or be
+// empty):
+//   report.md       the run for a human: task, device, protocol, each candidate's verdict
+//   results.json    the run's report JSON, byte for byte the CAS object runs.report_sha256
+//                   (the rows of the run, when it recorded no report)
+//   run.json        every database row of the run (run_catalog::records_of)
+//   objects/<sha256> every CAS object those rows cite, verified by rehashing
+//   SHA256SUMS      every file above, in the format `sha256sum -c` reads
+//   SHA256SUMS.sig  with a signing key: its Ed25519 signature of SHA256SUMS
+// The bundle appears whole or not at all: it is written beside `out` and renamed into place.
+// An unknown run or an unusable `out` is an input_error; a cited object the store lacks, or one
+// whose bytes no longer match its name, is a blaster::error naming it.
+bundle_export export_bundle(store& records, std::int64_t run_id, const std::filesystem::path& out,
+                            const ed25519_key* signing_key);
+
+}  // namespace blaster

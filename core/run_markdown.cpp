@@ -1,0 +1,202 @@
+#include "core/run_markdown.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+// The member, or null when `j` is not an object or lacks it: the report may be any JSON.
+const json& member(const json& j, const char* key) {
+  static const json null_value;
+  if (!j.is_object()) return null_value;
+  const auto it = j.find(key);
+  return it == j.end() ? null_value : *it;
+}
+
+const json& first_row(const json& records, const char* table) {
+  static const json null_value;
+  const json& rows = member(records, table);
+  return rows.is_array() && !rows.empty() ? rows.front() : null_value;
+}
+
+// Text safe inside a Markdown table cell: one line, no cell separators.
+std::string cell(std::string text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string text(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_null()) return {};
+  return j.dump();
+}
+
+std::string number(const json& j, const char* format) {
+  return j.is_number() ? fmt::format(fmt::runtime(format), j.get<double>()) : "-";
+}
+
+std::string device_line(const json& records, const json& report) {
+  const json& fingerprint = first_row(records, "device_fingerprints");
+  json device = member(report, "device");
+  if (!fingerprint.is_null()) device = fingerprint;
+  if (device.is_null()) {
+    const json& run = first_row(records, "runs");
+    const std::string device_json = text(member(run, "device_json"));
+    device = json::parse(device_json, nullptr, /*allow_exceptions=*/false);
+  }
+  const std::string name = text(member(device, "name"));
+  if (name.empty()) return "none recorded (no GPU, or the run ended before it was queried)";
+  std::string line = name;
+  const std::string arch = text(member(device, "arch"));
+  const json& sms = member(device, "sm_count");
+  std::vector<std::string> details;
+  if (!arch.empty()) details.push_back(arch);
+  if (sms.is_number_integer()) details.push_back(fmt::format("{} SMs", sms.get<std::int64_t>()));
+  const json& driver = member(device, "driver_version");
+  if (driver.is_number_integer()) {
+    const auto v = driver.get<std::int64_t>();
+    details.push_back(fmt::format("driver {}.{}", v / 1000, v % 1000 / 10));
+  } else if (driver.is_string()) {
+    details.push_back("driver " + driver.get<std::string>());
+  }
+  if (!details.empty()) line += " (" + fmt::format("{}", fmt::join(details, ", ")) + ")";
+  return line;
+}
+
+// The report's entry for a variant, to learn whether it is the baseline.
+bool is_baseline(const json& report, const std::string& variant) {
+  const json& results = member(report, "results");
+  if (!results.is_array()) return false;
+  for (const json& r : results) {
+    if (text(member(r, "variant")) == variant) return member(r, "baseline") == json(true);
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string render_run_markdown(const json& records, const json& report,
+                                const std::vector<bundle_object>& objects, bool is_signed) {
+  const json& run = first_row(records, "runs");
+  std::string out;
+  const std::string task = text(member(run, "task"));
+  out += fmt::format("# blaster run {}{}\n\n", text(member(run, "id")),
+                     task.empty() ? "" : ": " + task);
+  if (const std::string title = text(member(report, "title")); !title.empty()) {
+    out += title + "\n\n";
+  }
+
+  out += "| | |\n|---|---|\n";
+  auto row = [&out](std::string_view key, const std::string& value) {
+    out += fmt::format("| {} | {} |\n", key, cell(value));
+  };
+  row("command", fmt::format("`{}`", text(member(run, "command"))));
+  row("status", text(member(run, "status")));
+  row("started", text(member(run, "started_at")));
+  row("finished", text(member(run, "finished_at")));
+  row("device", device_line(records, report));
+  row("NVRTC", text(member(report, "nvrtc")));
+  row("architecture", text(member(report, "arch")));
+  const std::string case_name = text(member(report, "case"));
+  if (!case_name.empty()) {
+    row("case", fmt::format("{} ({}), {}", case_name, text(member(report, "shape")),
+                            text(member(report, "dtype"))));
+  }
+  const json& timing = member(report, "timing");
+  if (timing.is_object()) {
+    row("timing",
+        fmt::format("{}, {}, median per launch; samples of ~{} ms until the relative noise is at "
+                    "most {} ({} to {} samples)",
+                    text(member(timing, "mode")), text(member(timing, "clock")),
+                    text(member(timing, "target_sample_ms")), text(member(timing, "max_noise")),
+                    text(member(timing, "min_samples")), text(member(timing, "max_samples"))));
+  }
+  const json& copy = member(report, "copy_bandwidth");
+  if (copy.is_object() && member(copy, "bytes_per_second").is_number()) {
+    row("copy bandwidth", fmt::format("{:.1f} GB/s, measured by blaster on the device ({})",
+                                      member(copy, "bytes_per_second").get<double>() / 1e9,
+                                      text(member(copy, "config"))));
+  }
+  if (const std::string seed = text(member(report, "seed")); !seed.empty()) row("seed", seed);
+  if (const std::string why = text(member(report, "gpu_unavailable")); !why.empty()) {
+    row("no GPU", why);
+  }
+
+  out += "\n## Candidates\n\n";
+  const json& results = member(records, "results");
+  if (!results.is_array() || results.empty()) {
+    out += "The run recorded no results.\n";
+  } else {
+    out += "| candidate | status | time us | speedup | GB/s | % copy BW |\n";
+    out += "|---|---|---:|---:|---:|---:|\n";
+    std::string rejections;
+    bool any_baseline = false;
+    for (const json& r : results) {
+      std::string label = text(member(r, "variant"));
+      if (is_baseline(report, label)) {
+        label += " *";
+        any_baseline = true;
+      }
+      std::string status = text(member(r, "status"));
+      const std::string reason = text(member(r, "reason"));
+      if (!reason.empty()) status += ": " + reason;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(label), cell(status),
+                         number(member(r, "time_us"), "{:.2f}"),
+                         number(member(r, "speedup"), "{:.2f}x"),
+                         number(member(r, "bandwidth_gbs"), "{:.1f}"),
+                         number(member(r, "roofline_pct"), "{:.1f}%"));
+      const json detail = json::parse(text(member(r, "detail_json")), nullptr, false);
+      const std::string message = text(member(detail, "message"));
+      if (!reason.empty() && !message.empty()) {
+        rejections += fmt::format("- `{}`: {}\n", text(member(r, "variant")), cell(message));
+      }
+    }
+    if (any_baseline) out += "\n\\* the baseline: speedups are its time over each candidate's.\n";
+    if (!rejections.empty()) out += "\nWhy candidates were rejected:\n\n" + rejections;
+  }
+
+  out += "\n## Evidence\n\n";
+  const std::string report_sha256 = text(member(run, "report_sha256"));
+  if (report_sha256.empty()) {
+    out += "The run recorded no report; `results.json` holds its database rows instead.\n";
+  } else {
+    out += fmt::format(
+        "`results.json` is the run's report exactly as the store recorded it (SHA-256 `{}`).\n",
+        report_sha256);
+  }
+  out +=
+      "`run.json` holds every database row of the run. `objects/` holds each object those "
+      "rows cite, named by its SHA-256.\n\n";
+  if (!objects.empty()) {
+    out += "| object | bytes | cited by |\n|---|---:|---|\n";
+    for (const auto& o : objects) {
+      out += fmt::format("| `{}` | {} | {} |\n", o.sha256, o.size_bytes,
+                         cell(fmt::format("{}", fmt::join(o.cited_by, "; "))));
+    }
+  }
+
+  out += "\n## Checking this bundle\n\nIn this folder:\n\n";
+  out += "    sha256sum -c SHA256SUMS\n    blaster verify .\n";
+  if (is_signed) {
+    out +=
+        "\n`SHA256SUMS.sig` is an Ed25519 signature of `SHA256SUMS`; with the signer's public "
+        "key:\n\n    blaster verify . --pubkey KEY.pub\n"
+        "    openssl pkeyutl -verify -pubin -inkey KEY.pub -rawin -in SHA256SUMS -sigfile "
+        "SHA256SUMS.sig\n";
+  }
+  return out;
+}
+
+}  // namespace blaster

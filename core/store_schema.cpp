@@ -1,0 +1,176 @@
+#include "core/store_schema.hpp"
+
+#include <array>
+
+namespace blaster {
+namespace {
+
+constexpr std::array schema_migrations{
+    migration{1, R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  command TEXT NOT NULL,
+  task TEXT,
+  status TEXT NOT NULL,
+  device_json TEXT,
+  report_sha256 TEXT
+);
+CREATE TABLE results(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  case_name TEXT,
+  status TEXT NOT NULL,
+  reason TEXT,
+  time_us REAL,
+  speedup REAL,
+  bandwidth_gbs REAL,
+  roofline_pct REAL,
+  source_sha256 TEXT,
+  cubin_sha256 TEXT,
+  samples_sha256 TEXT,
+  detail_json TEXT
+);
+CREATE INDEX results_run_id ON results(run_id);
+)sql"},
+    // The fuller record: what ran on which device, what was compiled how, what the gate found,
+    // what was measured and what was concluded. Every *_sha256 column names a CAS object that
+    // was stored before the row; *_json columns hold valid JSON.
+    migration{2, R"sql(
+PRAGMA application_id = 1651274612;
+CREATE TABLE device_fingerprints(
+  id INTEGER PRIMARY KEY,
+  fingerprint_sha256 TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  uuid TEXT,
+  compute_capability TEXT NOT NULL,
+  arch TEXT,
+  sm_count INTEGER,
+  sm_clock_khz INTEGER,
+  memory_clock_khz INTEGER,
+  memory_bus_width_bits INTEGER,
+  total_memory_bytes INTEGER,
+  l2_bytes INTEGER,
+  driver_version TEXT,
+  cuda_version TEXT,
+  nvrtc_version TEXT
+);
+CREATE TABLE tasks(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  title TEXT,
+  spec_sha256 TEXT NOT NULL CHECK(length(spec_sha256) = 64),
+  UNIQUE(name, spec_sha256)
+);
+CREATE TABLE task_cases(
+  id INTEGER PRIMARY KEY,
+  task_id INTEGER NOT NULL REFERENCES tasks(id),
+  name TEXT NOT NULL,
+  canonical INTEGER NOT NULL DEFAULT 0,
+  shape TEXT,
+  symbols_json TEXT CHECK(symbols_json IS NULL OR json_valid(symbols_json)),
+  UNIQUE(task_id, name)
+);
+ALTER TABLE runs ADD COLUMN device_id INTEGER REFERENCES device_fingerprints(id);
+ALTER TABLE runs ADD COLUMN task_id INTEGER REFERENCES tasks(id);
+CREATE INDEX runs_task ON runs(task);
+CREATE TABLE sources(
+  id INTEGER PRIMARY KEY,
+  sha256 TEXT NOT NULL CHECK(length(sha256) = 64),
+  file_name TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL,
+  UNIQUE(sha256, file_name)
+);
+CREATE TABLE compilations(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  source_id INTEGER NOT NULL REFERENCES sources(id),
+  candidate TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  options_json TEXT NOT NULL CHECK(json_valid(options_json)),
+  nvrtc_version TEXT,
+  succeeded INTEGER NOT NULL,
+  log_sha256 TEXT CHECK(log_sha256 IS NULL OR length(log_sha256) = 64),
+  cubin_sha256 TEXT CHECK(cubin_sha256 IS NULL OR length(cubin_sha256) = 64),
+  compile_ms REAL,
+  cache_hit INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX compilations_run_id ON compilations(run_id);
+CREATE TABLE compiled_kernels(
+  id INTEGER PRIMARY KEY,
+  compilation_id INTEGER NOT NULL REFERENCES compilations(id),
+  kernel TEXT NOT NULL,
+  registers INTEGER,
+  stack_bytes INTEGER,
+  spill_store_bytes INTEGER,
+  spill_load_bytes INTEGER,
+  shared_bytes INTEGER,
+  barriers INTEGER
+);
+CREATE INDEX compiled_kernels_compilation_id ON compiled_kernels(compilation_id);
+CREATE TABLE gate_results(
+  id INTEGER PRIMARY KEY,
+  compilation_id INTEGER NOT NULL REFERENCES compilations(id),
+  case_name TEXT NOT NULL,
+  seed TEXT NOT NULL,
+  passed INTEGER NOT NULL,
+  reason TEXT,
+  message TEXT,
+  max_abs_error REAL,
+  max_rel_error REAL,
+  mismatches INTEGER,
+  nonfinite INTEGER,
+  unwritten INTEGER,
+  metrics_json TEXT CHECK(metrics_json IS NULL OR json_valid(metrics_json)),
+  evidence_sha256 TEXT CHECK(evidence_sha256 IS NULL OR length(evidence_sha256) = 64)
+);
+CREATE INDEX gate_results_compilation_id ON gate_results(compilation_id);
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  compilation_id INTEGER NOT NULL REFERENCES compilations(id),
+  case_name TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  protocol_json TEXT NOT NULL CHECK(json_valid(protocol_json)),
+  samples_sha256 TEXT NOT NULL CHECK(length(samples_sha256) = 64),
+  sample_count INTEGER NOT NULL,
+  median_us REAL NOT NULL,
+  mean_us REAL,
+  min_us REAL,
+  max_us REAL,
+  stdrel REAL,
+  statistics_json TEXT CHECK(statistics_json IS NULL OR json_valid(statistics_json))
+);
+CREATE INDEX measurements_compilation_id ON measurements(compilation_id);
+CREATE TABLE verdicts(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id),
+  baseline_measurement_id INTEGER REFERENCES measurements(id),
+  verdict TEXT NOT NULL,
+  speedup REAL,
+  speedup_ci_low REAL,
+  speedup_ci_high REAL,
+  detail_json TEXT CHECK(detail_json IS NULL OR json_valid(detail_json))
+);
+CREATE INDEX verdicts_run_id ON verdicts(run_id);
+CREATE TABLE artifacts(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  kind TEXT NOT NULL,
+  name TEXT NOT NULL,
+  sha256 TEXT NOT NULL CHECK(length(sha256) = 64),
+  media_type TEXT,
+  UNIQUE(run_id, name)
+);
+)sql"},
+};
+
+}  // namespace
+
+std::span<const migration> store_schema() { return schema_migrations; }
+
+}  // namespace blaster

@@ -1,0 +1,30 @@
+/* blaster
+{
+  "launch": [
+    {"kernel": "infinite_loop", "grid": "ceil_div(B*H*W, 256)", "block": 256,
+     "args": ["out", "x", "B", "C", "H*W", "eps"]}
+  ]
+}
+*/
+// Broken: never finishes once it sees a negative input.
+// expect: timeout
+#include <cuda_fp16.h>
+
+extern "C" __global__ void infinite_loop(__half* out, const __half* x, int batches, int channels,
+                                         int plane, float eps) {
+  const long long position = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (position >= static_cast<long long>(batches) * plane) return;
+  const long long base = (position / plane) * channels * plane + position % plane;
+  volatile float sum = 0.0f;
+  while (__half2float(x[base]) < 0.0f) sum = sum + 1.0f;
+  float total = sum;
+  for (int c = 0; c < channels; ++c) {
+    const float v = __half2float(x[base + static_cast<long long>(c) * plane]);
+    total += v * v;
+  }
+  const float scale = rsqrtf(total / channels + eps);
+  for (int c = 0; c < channels; ++c) {
+    const long long i = base + static_cast<long long>(c) * plane;
+    out[i] = __float2half(__half2float(x[i]) * scale);
+  }
+}

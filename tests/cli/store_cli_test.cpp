@@ -1,0 +1,297 @@
+// The store's commands as a user runs them: blaster runs, show, history, export, verify and
+// keygen, with their tables, their JSON and their exit codes.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "store/recorded_run.hpp"
+#include "store/store_test_support.hpp"
+
+namespace blaster::testing {
+namespace {
+
+struct command_result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class StoreCli : public ::testing::Test {
+ protected:
+  StoreCli() : dir_("store-cli") {}
+
+  fs::path home() const { return dir_.path() / "home"; }
+
+  // Runs blaster with the test's home, from the test's folder, capturing both streams.
+  command_result run(const std::string& args) const {
+    const auto err_file = dir_.path() / "stderr.txt";
+    const std::string command =
+        fmt::format("cd '{}' && '{}' --home '{}' {} 2>'{}'", dir_.path().string(), BLASTER_BINARY,
+                    home().string(), args, err_file.string());
+    command_result result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return result;
+    std::array<char, 4096> chunk{};
+    while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) {
+      result.out.append(chunk.data(), n);
+    }
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_file(err_file);
+    return result;
+  }
+
+  // Two runs of rmsnorm and one of softmax, recorded as the runner records them.
+  std::vector<recorded_run> record_runs() {
+    store s(home());
+    std::vector<recorded_run> runs;
+    runs.push_back(record_bench_run(s, "rmsnorm", "1"));
+    runs.push_back(record_bench_run(s, "softmax", "2"));
+    runs.push_back(record_bench_run(s, "rmsnorm", "3"));
+    return runs;
+  }
+
+  temp_folder dir_;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(StoreCli, RunsListsNewestFirstAsTableAndJson) {
+  const auto runs = record_runs();
+  auto r = run("runs");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* column : {"run", "started (UTC)", "status", "task", "device", "passed"}) {
+    EXPECT_TRUE(contains(r.out, column)) << column << "\n" << r.out;
+  }
+  EXPECT_TRUE(contains(r.out, "NVIDIA H200")) << r.out;
+  EXPECT_TRUE(contains(r.out, "2/3")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1.77x")) << r.out;
+  // Newest first: the rows start with the run ids 3, 2, 1.
+  EXPECT_LT(r.out.find(fmt::format("\n{:>5}  ", runs[2].run_id)),
+            r.out.find(fmt::format("\n{:>5}  ", runs[1].run_id)))
+      << r.out;
+  EXPECT_LT(r.out.find(fmt::format("\n{:>5}  ", runs[1].run_id)),
+            r.out.find(fmt::format("\n{:>5}  ", runs[0].run_id)))
+      << r.out;
+
+  r = run("runs --json --task rmsnorm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2U);
+  EXPECT_EQ(j[0].at("id"), runs[2].run_id);
+  EXPECT_EQ(j[1].at("id"), runs[0].run_id);
+  EXPECT_EQ(j[0].at("device"), "NVIDIA H200");
+  EXPECT_EQ(j[0].at("passed"), 2);
+  EXPECT_EQ(j[0].at("results"), 3);
+  EXPECT_EQ(j[0].at("report_sha256"), runs[2].report_sha256);
+
+  r = run("runs --json --limit 1");
+  EXPECT_EQ(nlohmann::json::parse(r.out).size(), 1U);
+}
+
+TEST_F(StoreCli, RunsOnAnEmptyHomeSaysSoAndCreatesNothing) {
+  auto r = run("runs");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "no runs recorded")) << r.out;
+  EXPECT_FALSE(fs::exists(home())) << "a read created a store";
+  r = run("runs --json");
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::array());
+}
+
+TEST_F(StoreCli, ShowPrintsTheRunAndEveryVerdict) {
+  const auto runs = record_runs();
+  auto r = run(fmt::format("show {}", runs[0].run_id));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string& expected :
+       {fmt::format("run {}: rmsnorm · completed", runs[0].run_id), std::string("NVIDIA H200"),
+        std::string("rmsnorm_fast[VEC=4]"), std::string("70.77"), std::string("1.77x"),
+        std::string("94.5%"), std::string("wrong_result"),
+        std::string("case odd: out[17] = 3.5, expected 1.25"), runs[0].report_sha256}) {
+    EXPECT_TRUE(contains(r.out, expected)) << expected << "\n" << r.out;
+  }
+
+  r = run("show latest --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("runs").at(0).at("id"), runs[2].run_id);
+  EXPECT_EQ(j.at("results").size(), 3U);
+  EXPECT_EQ(j.at("compilations").at(0).at("variant"), "rmsnorm_fast[VEC=4]");
+  EXPECT_EQ(j.at("report").at("title"), "RMSNorm over channels");
+}
+
+TEST_F(StoreCli, ShowOfAnUnknownRunIsBadInput) {
+  // No store at all: say where blaster looked.
+  auto r = run("show 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "no blaster store at " + home().string())) << r.err;
+  EXPECT_FALSE(fs::exists(home())) << "a read created a store";
+
+  record_runs();
+  r = run("show 999");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "no run 999")) << r.err;
+  r = run("show twelve");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "'twelve' is not a run")) << r.err;
+}
+
+TEST_F(StoreCli, HistoryFollowsOneTaskAcrossRuns) {
+  const auto runs = record_runs();
+  auto r = run("history --task rmsnorm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "% copy BW")) << r.out;
+  EXPECT_FALSE(contains(r.out, "softmax")) << r.out;
+  r = run("history --task rmsnorm --candidate rmsnorm_fast --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2U);
+  EXPECT_EQ(j[0].at("run_id"), runs[0].run_id);  // oldest first
+  EXPECT_EQ(j[1].at("run_id"), runs[2].run_id);
+  EXPECT_DOUBLE_EQ(j[0].at("time_us").get<double>(), 70.77);
+  EXPECT_EQ(j[0].at("device"), "NVIDIA H200");
+  r = run("history --task nothing_like_it");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "no results of task nothing_like_it")) << r.out;
+}
+
+TEST_F(StoreCli, ExportThenVerifyThenTamper) {
+  const auto runs = record_runs();
+  auto r = run(fmt::format("export {} --out bundle", runs[0].run_id));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "blaster verify")) << r.out;
+  const fs::path bundle = dir_.path() / "bundle";
+
+  r = run("verify bundle");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "OK")) << r.out;
+  r = run("verify bundle --json");
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.at("ok").get<bool>());
+  EXPECT_EQ(j.at("files_listed"), j.at("files_matched"));
+
+  // Two problems at once: both are named, and the exit code says the bundle does not verify.
+  fs::remove(bundle / "report.md");
+  std::ofstream(bundle / "results.json", std::ios::app) << " ";
+  r = run("verify bundle");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, "missing     report.md")) << r.out;
+  EXPECT_TRUE(contains(r.out, "changed     results.json")) << r.out;
+  EXPECT_TRUE(contains(r.out, "FAILED: 2 problems")) << r.out;
+  r = run("verify bundle --json");
+  EXPECT_EQ(r.exit_code, 4);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.at("ok").get<bool>());
+  ASSERT_EQ(j.at("problems").size(), 2U);
+  EXPECT_EQ(j.at("problems")[0].at("problem"), "missing");
+
+  // Never over an existing bundle.
+  r = run(fmt::format("export {} --out bundle", runs[0].run_id));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "not an empty folder")) << r.err;
+}
+
+TEST_F(StoreCli, SignedBundleChecksOnlyUnderItsKey) {
+  const auto runs = record_runs();
+  auto r = run("keygen --out me");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  struct stat info {};
+  ASSERT_EQ(::stat((dir_.path() / "me.key").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600U);
+  ASSERT_TRUE(fs::is_regular_file(dir_.path() / "me.pub"));
+  r = run("keygen --out me");
+  EXPECT_EQ(r.exit_code, 2) << "replaced a key";
+  EXPECT_TRUE(contains(r.err, "me.key exists")) << r.err;
+  ASSERT_EQ(run("keygen --out other").exit_code, 0);
+
+  r = run("export latest --out signed --sign me.key");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir_.path() / "signed" / "SHA256SUMS.sig"));
+  r = run("verify signed --pubkey me.pub");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "signature: valid")) << r.out;
+  r = run("verify signed");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "unchecked")) << r.out;
+  r = run("verify signed --pubkey other.pub");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, "signature   SHA256SUMS.sig")) << r.out;
+
+  // --pubkey on an unsigned bundle fails; a private key where a public one belongs is bad input.
+  ASSERT_EQ(run(fmt::format("export {} --out plain", runs[0].run_id)).exit_code, 0);
+  r = run("verify plain --pubkey me.pub");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, "not signed")) << r.out;
+  r = run("verify plain --pubkey me.key");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "me.key: this is a private key")) << r.err;
+  r = run("export latest --out never --sign me.pub");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "me.pub: this is a public key")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_.path() / "never"));
+}
+
+TEST_F(StoreCli, VerifyRejectsLinksAndEscapingPaths) {
+  record_runs();
+  ASSERT_EQ(run("export latest --out bundle").exit_code, 0);
+  const fs::path bundle = dir_.path() / "bundle";
+  fs::create_symlink("/etc/hostname", bundle / "hostname");
+  std::ofstream(bundle / "SHA256SUMS", std::ios::app)
+      << sha256_hex(std::string_view("x")) << "  ../outside\n";
+  const auto r = run("verify bundle");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, "symlink     hostname")) << r.out;
+  EXPECT_TRUE(contains(r.out, "'..' component")) << r.out;
+}
+
+TEST_F(StoreCli, VerifyOfANonFolderIsBadInput) {
+  const auto r = run("verify no_such_bundle");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "no_such_bundle: not a folder")) << r.err;
+}
+
+TEST_F(StoreCli, DamagedOrForeignDatabaseIsBadInputNamingTheFile) {
+  fs::create_directories(home());
+  std::ofstream(home() / "blaster.db") << "these are somebody's notes, not a database\n";
+  auto r = run("runs");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "blaster.db: not a blaster database")) << r.err;
+
+  fs::remove(home() / "blaster.db");
+  {
+    database other(home() / "blaster.db");
+    other.exec("CREATE TABLE recipes(name TEXT)");
+  }
+  r = run("runs");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "holds tables recipes")) << r.err;
+}
+
+TEST_F(StoreCli, HelpDocumentsEveryExitCode) {
+  auto r = run("verify --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* code : {"0 the bundle verifies", "1 the machine failed", "2 bad input",
+                           "4 the bundle does not verify"}) {
+    EXPECT_TRUE(contains(r.out, code)) << code << "\n" << r.out;
+  }
+  for (const char* command : {"runs", "show", "history", "export", "keygen"}) {
+    r = run(fmt::format("{} --help", command));
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_TRUE(contains(r.out, "Exit status: 0")) << command << "\n" << r.out;
+  }
+  r = run("--help");
+  EXPECT_TRUE(contains(r.out, "4 (verify)")) << r.out;
+}
+
+}  // namespace
+}  // namespace blaster::testing

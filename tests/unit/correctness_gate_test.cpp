@@ -1,0 +1,194 @@
+// The host side of the gate: seeds, reason codes, the worker protocol, the shared input and
+// reference data, and the task-design guard. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "benchmarking/correctness_gate.hpp"
+#include "benchmarking/error_histogram.hpp"
+#include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/reason_code.hpp"
+#include "core/worker_process.hpp"
+#include "tasks/input_generator.hpp"
+
+namespace blaster {
+namespace {
+
+TEST(GateSeeds, TwoFixedAndTheRunsOwn) {
+  const auto a = gate_seeds(12345);
+  const auto b = gate_seeds(67890);
+  ASSERT_EQ(a.size(), 3U);
+  EXPECT_EQ(a.back(), 12345U);
+  EXPECT_EQ(b.back(), 67890U);
+  // The fixed seeds make runs comparable; they are the same in every run and all distinct.
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_EQ(a[1], b[1]);
+  EXPECT_EQ(std::set<std::uint64_t>(a.begin(), a.end()).size(), 3U);
+}
+
+TEST(ReasonCode, EveryCodeRoundTripsByName) {
+  for (const char* name :
+       {"compile_error", "plan_error", "launch_error", "crash", "timeout", "wrong_result",
+        "nonfinite", "unwritten_output", "out_of_bounds_write", "input_modified",
+        "nondeterministic", "stale_in_timing"}) {
+    const auto code = parse_reason_code(name);
+    ASSERT_TRUE(code) << name;
+    EXPECT_EQ(to_string(*code), name);
+  }
+  EXPECT_FALSE(parse_reason_code("cheated"));
+}
+
+TEST(ReasonCode, StickyCudaErrorsAreCrashesOthersLaunchErrors) {
+  EXPECT_EQ(reason_for_cuda_error(CUDA_ERROR_ILLEGAL_ADDRESS), reason_code::crash);
+  EXPECT_EQ(reason_for_cuda_error(CUDA_ERROR_LAUNCH_FAILED), reason_code::crash);  // __trap()
+  EXPECT_EQ(reason_for_cuda_error(CUDA_ERROR_MISALIGNED_ADDRESS), reason_code::crash);
+  EXPECT_EQ(reason_for_cuda_error(CUDA_ERROR_INVALID_VALUE), reason_code::launch_error);
+  EXPECT_EQ(reason_for_cuda_error(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), reason_code::launch_error);
+}
+
+TEST(ReasonCode, AWorkerKilledAtItsDeadlineTimedOutAnyOtherEndIsACrash) {
+  worker_outcome outcome;
+  outcome.how = worker_outcome::ending::timed_out;
+  EXPECT_EQ(reason_for_worker_ending(outcome), reason_code::timeout);
+  outcome.how = worker_outcome::ending::signaled;
+  outcome.signal = 11;
+  EXPECT_EQ(reason_for_worker_ending(outcome), reason_code::crash);
+  outcome.how = worker_outcome::ending::exited;
+  outcome.exit_code = 1;
+  EXPECT_EQ(reason_for_worker_ending(outcome), reason_code::crash);
+}
+
+TEST(ErrorHistogram, QuantilesAreTightUpperBounds) {
+  error_histogram h;
+  // 1000 errors: 1e-3 .. 1 in equal steps.
+  for (int i = 1; i <= 1000; ++i) h.add(i / 1000.0);
+  EXPECT_EQ(h.count(), 1000);
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double exact = q;  // the q-quantile of i/1000 is q
+    const double bound = h.quantile(q);
+    EXPECT_GE(bound, exact) << q;
+    EXPECT_LE(bound, exact * std::pow(10.0, 1.0 / error_histogram::bins_per_decade) * 1.0001) << q;
+  }
+}
+
+TEST(ErrorHistogram, ZerosNonFiniteAndMerging) {
+  error_histogram a;
+  error_histogram b;
+  for (int i = 0; i < 98; ++i) a.add(0.0);
+  b.add(INFINITY);
+  b.add(INFINITY);
+  a.merge(b);
+  EXPECT_EQ(a.count(), 100);
+  EXPECT_LE(a.quantile(0.5), 1e-9);
+  EXPECT_LE(a.quantile(0.98), 1e-9);
+  EXPECT_TRUE(std::isinf(a.quantile(0.99)));
+  EXPECT_EQ(error_histogram().quantile(0.5), 0.0);
+}
+
+TEST(GateProtocol, RequestsRoundTripThroughJson) {
+  worker_request r;
+  r.phase = worker_phase::time;
+  r.root = "/r";
+  r.home = "/h";
+  r.task = "rmsnorm";
+  r.candidate_file = "/r/kernels/rmsnorm/k.cu";
+  r.source_sha256 = std::string(64, 'a');
+  r.variant = "k[VEC=4]";
+  r.arch = "sm_90a";
+  r.checks = {{"odd", 7, true, {{"x", 0, 100}}, {{"out", 4096, 100}}}};
+  r.inputs_file = "/tmp/in";
+  r.outputs_file = "/tmp/out";
+  r.determinism_runs = 5;
+  r.canary_pattern = 0xDEADBEEF;
+  r.canary_bytes = 8192;
+  r.timed_check = 0;
+  r.timing.max_samples = 17;
+  r.timing.mode = timing_mode::graph;
+  r.timing.target_sample_ms = 2.5;
+  r.spot_seed = 99;
+  const worker_request back = worker_request_from_json(nlohmann::json::parse(to_json(r).dump()));
+  EXPECT_EQ(to_json(back), to_json(r));
+  EXPECT_EQ(back.phase, worker_phase::time);
+  EXPECT_EQ(back.checks.at(0).outputs.at(0).offset, 4096U);
+  EXPECT_EQ(back.canary_pattern, 0xDEADBEEFU);
+  EXPECT_EQ(back.timing.max_samples, 17);
+  EXPECT_EQ(back.timing.mode, timing_mode::graph);
+}
+
+class GateData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("blaster-gate-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    task_ = load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rmsnorm");
+    // Two small cases stand in for the task's, which include a 67-million-element one.
+    task_case a;
+    a.name = "a";
+    a.values = {{"B", 2}, {"C", 5}, {"H", 3}, {"W", 7}};
+    task_case b;
+    b.name = "b";
+    b.values = {{"B", 1}, {"C", 17}, {"H", 1}, {"W", 1}};
+    task_.cases = {a, b};
+    task_.canonical_case = "b";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+  task_spec task_;
+};
+
+TEST_F(GateData, OneCheckPerCaseAndSeedWithTheReferenceOfItsOwnInputs) {
+  const auto seeds = gate_seeds(42);
+  const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_);
+  ASSERT_EQ(data.checks().size(), 6U);
+  // The canonical case with the run's own seed is the one timed.
+  const gate_check& timed = data.checks().at(data.timed_check());
+  EXPECT_EQ(timed.case_name, "b");
+  EXPECT_EQ(timed.seed, 42U);
+  // Determinism is checked once per case, on its first seed.
+  EXPECT_TRUE(data.checks()[0].repeat);
+  EXPECT_FALSE(data.checks()[1].repeat);
+
+  // The inputs file holds what generate_input draws, and the expected output is the reference
+  // of exactly those values.
+  const gate_check& check = data.checks()[1];  // case a, second seed
+  const buffer_spec& x = *task_.find_buffer("x");
+  const host_tensor drawn = generate_input(x, 2 * 5 * 3 * 7, derive_seed(check.seed, "a", "x"));
+  const mapped_file inputs = mapped_file::open(data.inputs_file(), mapped_file::access::read_only);
+  const auto stored = inputs.slice(check.inputs[0].offset, check.inputs[0].bytes);
+  ASSERT_EQ(stored.size(), drawn.bytes.size());
+  EXPECT_TRUE(std::equal(stored.begin(), stored.end(), drawn.bytes.begin()));
+  const auto expected = data.expected(1, 0);
+  ASSERT_EQ(expected.size(), 210U);
+  // Position (b=0, p=0): channels at stride H*W = 21.
+  double sum = 0.0;
+  for (int c = 0; c < 5; ++c) sum += drawn.values[c * 21] * drawn.values[c * 21];
+  EXPECT_NEAR(expected[0], drawn.values[0] / std::sqrt(sum / 5 + 1e-5), 1e-12);
+  // Slots do not overlap.
+  EXPECT_GE(data.checks()[1].inputs[0].offset,
+            data.checks()[0].inputs[0].offset + data.checks()[0].inputs[0].bytes);
+  EXPECT_TRUE(data.warnings().empty());
+}
+
+TEST_F(GateData, WarnsWhenAConstantOutputWouldPass) {
+  task_.tol.atol = 10.0;  // every rmsnorm output is within 10 of zero
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(1), dir_);
+  ASSERT_FALSE(data.warnings().empty());
+  EXPECT_NE(data.warnings()[0].find("constant output could pass"), std::string::npos)
+      << data.warnings()[0];
+}
+
+TEST_F(GateData, RemovesItsFilesWhenDone) {
+  std::filesystem::path inputs;
+  {
+    const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(1), dir_);
+    inputs = data.inputs_file();
+    EXPECT_TRUE(std::filesystem::exists(inputs));
+  }
+  EXPECT_FALSE(std::filesystem::exists(inputs));
+}
+
+}  // namespace
+}  // namespace blaster
