@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/result_printer.hpp"
+#include "benchmarking/statistics.hpp"
 #include "core/cas_store.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
@@ -92,6 +94,10 @@ void probe(const bench_options& options, const worker_launcher& launcher, bench_
                                  .bytes_moved = c.at("bytes_moved").get<std::int64_t>(),
                                  .time_us = c.at("time_us").get<double>(),
                                  .config = c.at("config").get<std::string>()};
+    const json& f = result.at("launch_floors");
+    report.floors = launch_floors{.hot_us = f.at("hot_us").get<double>(),
+                                  .cold_us = f.at("cold_us").get<double>(),
+                                  .graph_us = f.at("graph_us").get<double>()};
   }
   report.gpu = report.gpu_unavailable.empty();
   static_cast<void>(options);
@@ -124,25 +130,29 @@ void reject(variant_result& r, reason_code reason, std::string message) {
 
 void record_results(store& records, std::int64_t run_id, const bench_report& report) {
   for (const auto& r : report.results) {
-    nlohmann::json detail = {{"message", r.message},       {"params", r.params},
-                             {"compile_ms", r.compile_ms}, {"seed", report.seed},
-                             {"gate_s", r.gate_s},         {"timing_s", r.timing_s}};
-    records.add_result(run_id,
-                       result_record{
-                           .candidate = r.candidate,
-                           .variant = r.label,
-                           .case_name = report.canonical_case,
-                           .status = r.status,
-                           .reason = std::string(to_string(r.reason)),
-                           .time_us = r.timing ? std::optional(r.timing->median_us) : std::nullopt,
-                           .speedup = r.speedup,
-                           .bandwidth_gbs = r.bandwidth_gbs,
-                           .roofline_pct = r.roofline_pct,
-                           .source_sha256 = r.source_sha256,
-                           .cubin_sha256 = r.cubin_sha256,
-                           .samples_sha256 = r.samples_sha256,
-                           .detail_json = detail.dump(),
-                       });
+    nlohmann::json detail = {{"message", r.message},
+                             {"params", r.params},
+                             {"compile_ms", r.compile_ms},
+                             {"seed", report.seed},
+                             {"gate_s", r.gate_s},
+                             {"timing_s", r.timing_s},
+                             {"session_medians_us", r.session_medians_us}};
+    if (r.verdict) detail["verdict"] = std::string(to_string(r.verdict->v));
+    records.add_result(run_id, result_record{
+                                   .candidate = r.candidate,
+                                   .variant = r.label,
+                                   .case_name = report.canonical_case,
+                                   .status = r.status,
+                                   .reason = std::string(to_string(r.reason)),
+                                   .time_us = r.time_us,
+                                   .speedup = r.speedup,
+                                   .bandwidth_gbs = r.bandwidth_gbs,
+                                   .roofline_pct = r.roofline_pct,
+                                   .source_sha256 = r.source_sha256,
+                                   .cubin_sha256 = r.cubin_sha256,
+                                   .samples_sha256 = r.samples_sha256,
+                                   .detail_json = detail.dump(),
+                               });
   }
 }
 
@@ -249,6 +259,34 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
 }
 
 // Checks every runnable variant in its own worker and times the survivors in another.
+// The request every worker of one variant starts from.
+worker_request request_for(const bench_options& options, const task_spec& task,
+                           const bench_report& report, const variant_result& r,
+                           const std::filesystem::path& file, std::uint32_t canary,
+                           std::random_device& entropy) {
+  worker_request request;
+  request.root = options.root;
+  request.home = report.home;
+  request.task = task.name;
+  request.candidate_file = file;
+  request.source_sha256 = r.source_sha256;
+  request.variant = r.label;
+  request.arch = report.arch;
+  request.canary_pattern = canary;
+  request.timing = options.timing;
+  request.spot_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
+  return request;
+}
+
+// A few seconds beyond what the baseline needed.
+milliseconds deadline_after(double needed_s) {
+  return milliseconds(static_cast<long long>((2.0 * needed_s + 5.0) * 1000.0));
+}
+
+// Gates every runnable variant in its own worker, then times the survivors in sessions: each
+// session a fresh worker per variant, in alternating order (forward, then backward) so that
+// drift over a run falls on baseline and candidates alike, and the baseline timed a second
+// time at the session's other end for the A/A self-check.
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
              const worker_launcher& launcher, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable) {
@@ -262,20 +300,10 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   std::random_device entropy;
   const auto canary = static_cast<std::uint32_t>(entropy());
   std::optional<milliseconds> deadline = options.deadline;
+  std::vector<std::pair<std::size_t, worker_request>> survivors;  // result index, request
   for (const auto& p : runnable) {
     variant_result& r = report.results[p.result];
-    worker_request request;
-    request.root = options.root;
-    request.home = report.home;
-    request.task = task.name;
-    request.candidate_file = p.file->file;
-    request.source_sha256 = r.source_sha256;
-    request.variant = r.label;
-    request.arch = report.arch;
-    request.canary_pattern = canary;
-    request.timing = options.timing;
-    request.spot_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
-
+    worker_request request = request_for(options, task, report, r, p.file->file, canary, entropy);
     spdlog::info("{}: gate ({} checks)", r.label, data.checks().size());
     const gate_outcome gate =
         run_gate(task, data, request, launcher, deadline.value_or(first_deadline));
@@ -284,46 +312,97 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
     if (gate.reason != reason_code::none) {
       reject(r, gate.reason, gate.message);
     } else {
-      spdlog::info("{}: timing", r.label);
+      survivors.emplace_back(p.result, std::move(request));
+    }
+    if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
+  }
+
+  // -1 stands for the baseline's second measurement, the A/A check.
+  constexpr std::ptrdiff_t again = -1;
+  std::vector<std::ptrdiff_t> order;
+  for (std::size_t i = 0; i < survivors.size(); ++i)
+    order.push_back(static_cast<std::ptrdiff_t>(i));
+  const bool baseline_survived =
+      !survivors.empty() && report.results[survivors.front().first].baseline;
+  if (baseline_survived) order.push_back(again);
+  bool timed_baseline = false;
+  for (int session = 0; session < std::max(1, options.sessions); ++session) {
+    std::vector<std::ptrdiff_t> this_session = order;
+    if (session % 2 == 1) std::reverse(this_session.begin(), this_session.end());
+    for (std::ptrdiff_t entry : this_session) {
+      const auto& [index, request] =
+          survivors[entry == again ? 0 : static_cast<std::size_t>(entry)];
+      variant_result& r = report.results[index];
+      if (r.status == "rejected") continue;
+      if (options.cooldown_s > 0 && (session > 0 || entry != this_session.front())) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(options.cooldown_s));
+      }
+      spdlog::info("session {}: timing {}{}", session + 1, r.label, entry == again ? " (A/A)" : "");
       const timing_outcome timed =
           run_timing(data, request, launcher, deadline.value_or(first_deadline));
-      r.timing_s = timed.wall_s;
+      r.timing_s = std::max(r.timing_s, timed.wall_s);
       if (timed.reason != reason_code::none) {
         reject(r, timed.reason, timed.message);
-      } else {
-        r.timing = timed.timing;
-        r.status = "passed";
+        continue;
+      }
+      if (entry == again) {
+        report.aa_medians_us.push_back(timed.timing->median_us);
+        continue;
+      }
+      r.session_medians_us.push_back(timed.timing->median_us);
+      r.max_noise = std::max(r.max_noise, timed.timing->noise);
+      if (!r.timing) r.timing = timed.timing;  // the first session's samples go on record
+      if (r.baseline && !timed_baseline && !options.deadline) {
+        timed_baseline = true;
+        deadline = std::max(*deadline, deadline_after(timed.wall_s));
       }
     }
-    if (!deadline && r.baseline) {
-      // A few seconds beyond what the baseline needed, for the gate and for timing alike.
-      const double needed_s = std::max(r.gate_s, r.timing_s);
-      deadline = milliseconds(static_cast<long long>((2.0 * needed_s + 5.0) * 1000.0));
-      report.deadline_s = static_cast<double>(deadline->count()) / 1000.0;
-      spdlog::info("deadline per evaluation: {:.1f} s", report.deadline_s);
-    }
   }
-  if (!options.deadline && !deadline) report.deadline_s = first_deadline.count() / 1000.0;
-  if (options.deadline) report.deadline_s = options.deadline->count() / 1000.0;
+  for (const auto& [index, request] : survivors) {
+    variant_result& r = report.results[index];
+    if (r.status != "rejected" && !r.session_medians_us.empty()) r.status = "passed";
+  }
+  report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
 }
 
-void summarize(store& records, const task_spec& task, bench_report& report) {
+void summarize(store& records, const task_spec& task, const bench_options& options,
+               bench_report& report) {
   const variant_result* baseline = nullptr;
   for (const auto& r : report.results) {
-    if (r.baseline && r.timing) baseline = &r;
+    if (r.baseline && r.status == "passed") baseline = &r;
+  }
+  report.sessions = std::max(1, options.sessions);
+  report.bootstrap_seed = report.seed;
+  if (baseline != nullptr && report.aa_medians_us.size() == baseline->session_medians_us.size() &&
+      !report.aa_medians_us.empty()) {
+    report.aa = self_check(baseline->session_medians_us, report.aa_medians_us);
   }
   for (auto& r : report.results) {
-    if (!r.timing) continue;
-    const double seconds = r.timing->median_us * 1e-6;
+    if (r.status != "passed") continue;
+    r.time_us = median(r.session_medians_us);
+    r.spread = spread(r.session_medians_us);
+    const double seconds = *r.time_us * 1e-6;
     r.bandwidth_gbs = static_cast<double>(report.roofline_bytes) / seconds / 1e9;
     r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
                      report.copy->bytes_per_second;
-    if (baseline != nullptr) r.speedup = baseline->timing->median_us / r.timing->median_us;
-    const json samples = {{"mode", r.timing->mode},
-                          {"inner", r.timing->inner},
-                          {"sample_us", r.timing->sample_us},
-                          {"case", task.canonical_case},
-                          {"shape", report.canonical_shape}};
+    if (report.floors) {
+      const double floor = report.timing.mode == timing_mode::hot    ? report.floors->hot_us
+                           : report.timing.mode == timing_mode::cold ? report.floors->cold_us
+                                                                     : report.floors->graph_us;
+      r.launch_bound = *r.time_us < launch_bound_factor * floor;
+    }
+    if (baseline != nullptr) {
+      r.speedup = *baseline->time_us / *r.time_us;
+      if (&r != baseline && r.session_medians_us.size() == baseline->session_medians_us.size()) {
+        r.verdict = judge(session_comparison{.baseline_medians = baseline->session_medians_us,
+                                             .candidate_medians = r.session_medians_us,
+                                             .seed = report.bootstrap_seed});
+      }
+    }
+    const json samples = {
+        {"mode", to_string(r.timing->mode)}, {"inner", r.timing->inner},
+        {"sample_us", r.timing->sample_us},  {"session_medians_us", r.session_medians_us},
+        {"case", task.canonical_case},       {"shape", report.canonical_shape}};
     r.samples_sha256 = records.cas().put(samples.dump());
   }
 }
@@ -386,7 +465,7 @@ bench_report run_bench(const bench_options& options, store& records) {
   try {
     if (report.gpu) {
       measure(options, task, reference, launcher, report, compiled.runnable);
-      summarize(records, task, report);
+      summarize(records, task, options, report);
     }
   } catch (...) {
     // What was learned before the failure is kept; the run says it failed.

@@ -11,6 +11,8 @@
 #include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/launch_floor.hpp"
+#include "benchmarking/verdict.hpp"
 #include "core/cuda_context.hpp"
 #include "profiling/resource_report.hpp"
 
@@ -33,6 +35,9 @@ struct bench_options {
   std::filesystem::path worker_executable;
   // Per evaluation (gate or timing); none: a few seconds beyond what the baseline needed.
   std::optional<std::chrono::milliseconds> deadline;
+  // Timing sessions: each a fresh process per variant, in alternating order.
+  int sessions = 1;
+  double cooldown_s = 0.5;  // [seconds] between two timing processes
 };
 
 // Everything blaster learned about one variant of one candidate: the structured verdict that a
@@ -53,8 +58,14 @@ struct variant_result {
   std::vector<kernel_resources> resources;
   std::vector<case_check> checks;
   double gate_s = 0.0;    // [seconds] the gate worker's wall time
-  double timing_s = 0.0;  // [seconds] the timing worker's wall time
-  std::optional<timing_samples> timing;
+  double timing_s = 0.0;  // [seconds] the longest timing worker's wall time
+  std::optional<timing_samples> timing;  // the first session's samples
+  std::vector<double> session_medians_us;  // [microseconds] one per session, in order
+  std::optional<double> time_us;           // [microseconds] the median of the session medians
+  double spread = 0.0;                     // max/min - 1 of the session medians
+  double max_noise = 0.0;                  // the noisiest session's relative noise
+  bool launch_bound = false;               // within launch_bound_factor of the mode's floor
+  std::optional<verdict_result> verdict;   // against the baseline, session by session
   std::optional<double> speedup;        // baseline time over this time, same run
   std::optional<double> bandwidth_gbs;  // roofline bytes over time [GB/s]
   std::optional<double> roofline_pct;   // bandwidth over the measured copy bandwidth [%]
@@ -81,6 +92,11 @@ struct bench_report {
   std::string gpu_unavailable;  // why correctness and timing did not run
   std::optional<cuda::device_properties> device;
   std::optional<copy_bandwidth> copy;
+  std::optional<launch_floors> floors;
+  int sessions = 1;
+  std::uint64_t bootstrap_seed = 0;
+  std::vector<double> aa_medians_us;  // [microseconds] the baseline's second measurement
+  std::optional<aa_check> aa;
   std::vector<variant_result> results;
   std::int64_t run_id = 0;
   std::string home;

@@ -80,18 +80,31 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     fmt::print(out, "copy bandwidth measured by blaster: {:.1f} GB/s ({}) · roofline bytes {}\n",
                report.copy->bytes_per_second / 1e9, report.copy->config, report.roofline_bytes);
   }
+  if (report.floors) {
+    fmt::print(out,
+               "launch floors (an empty kernel): hot {:.2f} us, cold {:.2f} us, graph {:.2f} us\n",
+               report.floors->hot_us, report.floors->cold_us, report.floors->graph_us);
+  }
   const std::size_t w = label_width(report);
-  fmt::print(out, "\n{:<{}}  {:<8}  {:>10}  {:>6}  {:>8}  {:>8}  {:>9}  {:>5}  {:>5}\n",
-             "candidate", w, "status", "time us", "noise", "speedup", "GB/s", "% copy BW", "drop",
-             "MHz");
+  fmt::print(out, "\n{:<{}}  {:<8}  {:>10}  {:>6}  {:>6}  {:>8}  {:>8}  {:>9}  {:>4}  {:>5}  {}\n",
+             "candidate", w, "status", "time us", "noise", "spread", "speedup", "GB/s", "% copy BW",
+             "drop", "MHz", "verdict (95% interval of the speedup)");
   for (const auto& r : report.results) {
     const std::string label = r.baseline ? r.label + " *" : r.label;
     if (r.status == "passed") {
       const timing_samples& t = *r.timing;
+      std::string verdict = r.launch_bound ? "launch-bound; " : "";
+      if (r.verdict) {
+        verdict += fmt::format("{} [{:.3f}, {:.3f}]", to_string(r.verdict->v),
+                               r.verdict->speedup.low, r.verdict->speedup.high);
+      }
       fmt::print(
-          out, "{:<{}}  {:<8}  {:>10.2f}  {:>5.2f}%  {:>8}  {:>8.1f}  {:>8.1f}%  {:>5}  {:>5.0f}\n",
-          label, w, r.status, t.median_us, 100.0 * t.noise, optional_number(r.speedup, "{:.2f}x"),
-          *r.bandwidth_gbs, *r.roofline_pct, t.discarded, t.mean_clock_mhz);
+          out,
+          "{:<{}}  {:<8}  {:>10.2f}  {:>5.2f}%  {:>5.2f}%  {:>8}  {:>8.1f}  {:>8.1f}%  {:>4}  "
+          "{:>5.0f}  {}\n",
+          label, w, r.status, *r.time_us, 100.0 * r.max_noise, 100.0 * r.spread,
+          optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs, *r.roofline_pct, t.discarded,
+          t.mean_clock_mhz, verdict);
     } else {
       fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, to_string(r.reason));
       if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
@@ -99,13 +112,22 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     }
   }
   fmt::print(out,
-             "\nnoise: relative spread (stddev over mean) of the kept samples; drop: samples "
-             "discarded because the SM clock ran below {:.0f}% of its rated {} MHz; MHz: the mean "
-             "SM clock of the kept samples.",
-             100.0 * report.timing.min_clock_fraction,
-             report.device ? report.device->sm_clock_khz / 1000 : 0);
-  for (const auto& warning : report.warnings)
+             "\ntime: the median over {} session(s) of each session's median per launch; noise: "
+             "the noisiest session's stddev over mean; spread: max/min - 1 of the session "
+             "medians; drop: samples discarded because the SM clock ran below {:.0f}% of its rated "
+             "{} MHz; MHz: the mean SM clock of the first session's kept samples. Verdicts need at "
+             "least 5 sessions (--confirm); the interval is a paired bootstrap over sessions "
+             "(seed {}).",
+             report.sessions, 100.0 * report.timing.min_clock_fraction,
+             report.device ? report.device->sm_clock_khz / 1000 : 0, report.bootstrap_seed);
+  if (report.aa) {
+    fmt::print(out, "\nA/A self-check: the baseline against itself {:.4f} ({}within {:.0f}%){}",
+               report.aa->ratio, report.aa->within ? "" : "NOT ", 100.0 * report.aa->bound,
+               report.aa->within ? "" : ": the machine is too noisy for these numbers");
+  }
+  for (const auto& warning : report.warnings) {
     fmt::print(out, "\nwarning (task design): {}", warning);
+  }
   fmt::print(out,
              "\n* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}); "
              "each evaluation in its own process, deadline {:.1f} s.\nRun {} recorded in {} "
@@ -174,6 +196,18 @@ nlohmann::json to_json(const bench_report& report) {
                    {"total_memory_bytes", d.total_memory_bytes},
                    {"driver_version", d.driver_version}};
   }
+  j["sessions"] = report.sessions;
+  j["bootstrap_seed"] = report.bootstrap_seed;
+  j["aa_medians_us"] = report.aa_medians_us;
+  if (report.aa) {
+    j["aa_check"] = {
+        {"ratio", report.aa->ratio}, {"within", report.aa->within}, {"bound", report.aa->bound}};
+  }
+  if (report.floors) {
+    j["launch_floors"] = {{"hot_us", report.floors->hot_us},
+                          {"cold_us", report.floors->cold_us},
+                          {"graph_us", report.floors->graph_us}};
+  }
   if (report.copy) {
     j["copy_bandwidth"] = {{"bytes_per_second", report.copy->bytes_per_second},
                            {"bytes_moved", report.copy->bytes_moved},
@@ -222,7 +256,19 @@ nlohmann::json to_json(const bench_report& report) {
     item["gate_s"] = r.gate_s;
     item["timing_s"] = r.timing_s;
     if (r.timing) {
-      item["time_us"] = r.timing->median_us;
+      item["time_us"] = *r.time_us;
+      item["session_medians_us"] = r.session_medians_us;
+      item["session_spread"] = r.spread;
+      item["launch_bound"] = r.launch_bound;
+      if (r.verdict) {
+        item["verdict"] = {{"verdict", to_string(r.verdict->v)},
+                           {"speedup_low", r.verdict->speedup.low},
+                           {"speedup_high", r.verdict->speedup.high},
+                           {"speedup", r.verdict->speedup.point},
+                           {"sessions", r.verdict->sessions},
+                           {"every_session_faster", r.verdict->every_session_faster},
+                           {"why", r.verdict->why}};
+      }
       item["timing"] = {
           {"mode", to_string(r.timing->mode)},          {"inner", r.timing->inner},
           {"samples", r.timing->sample_us.size()},      {"noise", r.timing->noise},

@@ -22,6 +22,9 @@ struct bench_flags {
   double max_noise_pct = 0.5;
   double budget_s = 2.0;
   std::optional<double> deadline_s;
+  int sessions = 1;
+  bool confirm = false;
+  double cooldown_s = 0.5;
 };
 
 std::string command_line(const bench_flags& f) {
@@ -30,6 +33,8 @@ std::string command_line(const bench_flags& f) {
   if (!f.arch.empty()) line += " --arch " + f.arch;
   if (f.seed) line += fmt::format(" --seed {}", *f.seed);
   if (f.mode != "hot") line += " --mode " + f.mode;
+  if (f.confirm) line += " --confirm";
+  if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
   return line;
 }
 
@@ -83,6 +88,18 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--budget", flags->budget_s, "seconds of sampling at most per candidate")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
+  cmd->add_option("--sessions", flags->sessions,
+                  "timing sessions: each a fresh process per variant, the order alternating "
+                  "(baseline first, then last); the reported time is the median of the session "
+                  "medians")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--confirm", flags->confirm,
+                "the confirmation protocol: 5 sessions, so that each candidate gets a verdict "
+                "(improved, no_improvement, inconclusive) with a 95% interval of its speedup");
+  cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing processes")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
   cmd->add_option("--deadline", flags->deadline_s,
                   "seconds each evaluation (gate or timing) may take before its process is "
                   "killed (default: twice what the baseline needed, plus 5 s)")
@@ -101,6 +118,8 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.timing.min_samples = std::min(flags->min_samples, flags->max_samples);
     options.timing.max_noise = flags->max_noise_pct / 100.0;
     options.timing.budget_ms = flags->budget_s * 1000.0;
+    options.sessions = flags->confirm ? std::max(5, flags->sessions) : flags->sessions;
+    options.cooldown_s = flags->cooldown_s;
     options.command = command_line(*flags);
     if (flags->deadline_s) {
       options.deadline =

@@ -29,8 +29,10 @@ class BenchRmsnormGpu : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(home_); }
 
-  bench_report bench(std::vector<std::filesystem::path> candidates) {
+  bench_report bench(std::vector<std::filesystem::path> candidates, int sessions = 1) {
     bench_options options;
+    options.sessions = sessions;
+    options.cooldown_s = 0.0;
     options.root = source_dir;
     options.task = "rmsnorm";
     options.candidates = std::move(candidates);
@@ -47,9 +49,18 @@ class BenchRmsnormGpu : public ::testing::Test {
 TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
   BLASTER_REQUIRE_GPU();
   const bench_report report =
-      bench({source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"});
+      bench({source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"}, /*sessions=*/2);
   ASSERT_TRUE(report.copy);
   EXPECT_GT(report.copy->bytes_per_second, 0.0);
+  // An empty kernel's floor, in each mode; graph replay submits fastest.
+  ASSERT_TRUE(report.floors);
+  EXPECT_GT(report.floors->hot_us, 0.0);
+  EXPECT_GT(report.floors->cold_us, 0.0);
+  EXPECT_LT(report.floors->graph_us, report.floors->hot_us);
+  // The baseline was timed a second time in each session, for the A/A check.
+  ASSERT_TRUE(report.aa);
+  EXPECT_EQ(report.aa_medians_us.size(), 2U);
+  EXPECT_NEAR(report.aa->ratio, 1.0, 0.05);
   const variant_result* baseline = nullptr;
   int optimized = 0;
   for (const auto& r : report.results) {
@@ -59,13 +70,21 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     for (const auto& c : r.checks) cases.insert(c.case_name);
     EXPECT_EQ(cases.size(), 6U) << r.label;
     EXPECT_EQ(r.checks.size(), 6U * report.seeds.size()) << r.label;
-    ASSERT_TRUE(r.timing && r.speedup && r.roofline_pct) << r.label;
-    EXPECT_GT(r.timing->median_us, 0.0);
+    ASSERT_TRUE(r.timing && r.time_us && r.speedup && r.roofline_pct) << r.label;
+    EXPECT_GT(*r.time_us, 0.0);
+    EXPECT_EQ(r.session_medians_us.size(), 2U) << r.label;
+    EXPECT_LT(r.max_noise, 0.05) << r.label;
+    // 67 million elements take tens of microseconds: far above any launch floor.
+    EXPECT_FALSE(r.launch_bound) << r.label;
     if (r.baseline) {
       baseline = &r;
       EXPECT_DOUBLE_EQ(*r.speedup, 1.0);
+      EXPECT_FALSE(r.verdict);
     } else {
       ++optimized;
+      // Two sessions are too few for a verdict other than inconclusive.
+      ASSERT_TRUE(r.verdict) << r.label;
+      EXPECT_EQ(r.verdict->v, verdict::inconclusive) << r.label;
     }
   }
   ASSERT_NE(baseline, nullptr);

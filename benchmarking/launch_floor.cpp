@@ -1,0 +1,46 @@
+#include "benchmarking/launch_floor.hpp"
+
+#include "benchmarking/kernel_timer.hpp"
+#include "core/compile_cache.hpp"
+#include "core/cuda_context.hpp"
+#include "core/cuda_driver.hpp"
+#include "core/cuda_module.hpp"
+#include "core/cuda_stream.hpp"
+#include "core/device_buffer.hpp"
+#include "core/error.hpp"
+
+namespace blaster {
+
+launch_floors measure_launch_floors(const cuda::context& context, const cuda::stream& stream,
+                                    compile_cache* cache) {
+  compile_request request;
+  request.source = R"(extern "C" __global__ void blaster_empty() {})";
+  request.file_name = "blaster_empty.cu";
+  request.arch = context.properties().arch();
+  request.name_expressions = {"blaster_empty"};
+  const compile_output compiled = compile_cached(request, cache);
+  if (!compiled.ok) BLASTER_THROW("the empty kernel did not compile:\n{}", compiled.log);
+  const cuda::module module(compiled.cubin);
+  CUfunction empty = module.function(compiled.lowered_names.at("blaster_empty"));
+  auto launch = [&](CUstream s) {
+    cuda::check(cuda::driver().cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
+                "launching the empty kernel");
+  };
+  cuda::device_buffer flush(2 * static_cast<std::size_t>(context.properties().l2_bytes));
+  const timing_environment environment{
+      .flush_l2 = [&](CUstream s) { flush.fill_u32(0x5A5A5A5AU, s); },
+      .clock = nullptr,
+      .rated_clock_mhz = 0.0};
+  auto floor_us = [&](timing_mode mode) {
+    timing_options options;
+    options.mode = mode;
+    options.max_samples = 200;
+    options.budget_ms = 500.0;
+    return time_kernel(launch, stream, options, environment).median_us;
+  };
+  return {.hot_us = floor_us(timing_mode::hot),
+          .cold_us = floor_us(timing_mode::cold),
+          .graph_us = floor_us(timing_mode::graph)};
+}
+
+}  // namespace blaster
