@@ -78,10 +78,10 @@ cuda::device_properties properties_from(const json& d) {
 void probe(const bench_options& options, const worker_launcher& launcher, bench_report& report) {
   worker_request request;
   request.phase = worker_phase::probe;
-  reason_code ended = reason_code::none;
-  auto [result, why] = launcher.run(request, first_deadline, &ended);
+  const worker_answer answer = launcher.run(request, first_deadline);
+  const json& result = answer.result;
   if (result.is_null()) {
-    report.gpu_unavailable = "the GPU probe failed: " + why;
+    report.gpu_unavailable = "the GPU probe failed: " + answer.why;
   } else if (result.contains("unavailable")) {
     report.gpu_unavailable = result["unavailable"].get<std::string>();
   } else if (result.contains("failure")) {

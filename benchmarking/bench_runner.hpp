@@ -57,18 +57,18 @@ struct variant_result {
   bool cache_hit = false;
   std::vector<kernel_resources> resources;
   std::vector<case_check> checks;
-  double gate_s = 0.0;    // [seconds] the gate worker's wall time
-  double timing_s = 0.0;  // [seconds] the longest timing worker's wall time
-  std::optional<timing_samples> timing;  // the first session's samples
+  double gate_s = 0.0;                     // [seconds] the gate worker's wall time
+  double timing_s = 0.0;                   // [seconds] the longest timing worker's wall time
+  std::optional<timing_samples> timing;    // the first session's samples
   std::vector<double> session_medians_us;  // [microseconds] one per session, in order
   std::optional<double> time_us;           // [microseconds] the median of the session medians
   double spread = 0.0;                     // max/min - 1 of the session medians
   double max_noise = 0.0;                  // the noisiest session's relative noise
   bool launch_bound = false;               // within launch_bound_factor of the mode's floor
   std::optional<verdict_result> verdict;   // against the baseline, session by session
-  std::optional<double> speedup;        // baseline time over this time, same run
-  std::optional<double> bandwidth_gbs;  // roofline bytes over time [GB/s]
-  std::optional<double> roofline_pct;   // bandwidth over the measured copy bandwidth [%]
+  std::optional<double> speedup;           // baseline time over this time, same run
+  std::optional<double> bandwidth_gbs;     // roofline bytes over time [GB/s]
+  std::optional<double> roofline_pct;      // bandwidth over the measured copy bandwidth [%]
   std::string source_sha256;
   std::string cubin_sha256;
   std::string samples_sha256;

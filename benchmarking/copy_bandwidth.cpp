@@ -1,10 +1,9 @@
 #include "benchmarking/copy_bandwidth.hpp"
 
+#include "benchmarking/internal_kernel.hpp"
 #include "benchmarking/kernel_timer.hpp"
-#include "core/compile_cache.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
-#include "core/cuda_module.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 
@@ -37,15 +36,8 @@ constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // [bytes] each way, f
 
 copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::stream& stream,
                                       compile_cache* cache) {
-  compile_request request;
-  request.source = copy_source;
-  request.file_name = "blaster_copy.cu";
-  request.arch = context.properties().arch();
-  request.name_expressions = {"blaster_copy"};
-  const compile_output compiled = compile_cached(request, cache);
-  if (!compiled.ok) BLASTER_THROW("the copy-bandwidth kernel did not compile:\n{}", compiled.log);
-  const cuda::module module(compiled.cubin);
-  CUfunction copy = module.function(compiled.lowered_names.at("blaster_copy"));
+  const internal_kernel kernel(copy_source, "blaster_copy", context.properties().arch(), cache);
+  CUfunction copy = kernel.get();
 
   cuda::device_buffer in(copy_bytes);
   cuda::device_buffer out(copy_bytes);

@@ -126,9 +126,8 @@ std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t ou
   return outputs_.slice(slot.offset, slot.bytes);
 }
 
-std::pair<json, std::string> worker_launcher::run(const worker_request& request,
-                                                  std::chrono::milliseconds deadline,
-                                                  reason_code* failure) const {
+worker_answer worker_launcher::run(const worker_request& request,
+                                   std::chrono::milliseconds deadline) const {
   const auto request_path =
       dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
   write_file_atomically(request_path, to_json(request).dump());
@@ -137,6 +136,8 @@ std::pair<json, std::string> worker_launcher::run(const worker_request& request,
       run_worker({executable.string(), "__worker", request_path.string()}, deadline);
   std::error_code ignored;
   std::filesystem::remove(request_path, ignored);
+  worker_answer answer;
+  answer.wall_s = outcome.wall_s;
   json result;
   for (const auto& line : outcome.messages) {
     const json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -147,8 +148,11 @@ std::pair<json, std::string> worker_launcher::run(const worker_request& request,
       result = message["result"];
     }
   }
-  if (!result.is_null() && outcome.how != worker_outcome::ending::timed_out) return {result, ""};
-  *failure = reason_for_worker_ending(outcome);
+  if (!result.is_null() && outcome.how != worker_outcome::ending::timed_out) {
+    answer.result = std::move(result);
+    return answer;
+  }
+  answer.ended = reason_for_worker_ending(outcome);
   std::string where;
   if (!last_step.empty()) {
     const json step = json::parse(last_step);
@@ -157,20 +161,31 @@ std::pair<json, std::string> worker_launcher::run(const worker_request& request,
                               step["check"].get<std::size_t>())
                 : fmt::format(" during {}", step["step"].get<std::string>());
   }
-  return {nullptr, fmt::format("the worker {}{}", outcome.describe(), where)};
+  answer.why = fmt::format("the worker {}{}", outcome.describe(), where);
+  return answer;
 }
+
+namespace {
+
+// The request for one phase over the run's shared data.
+worker_request with_data(worker_request request, const gate_data& data, worker_phase phase) {
+  request.phase = phase;
+  request.checks = data.checks();
+  request.timed_check = data.timed_check();
+  request.inputs_file = data.inputs_file();
+  request.outputs_file = data.outputs_file();
+  return request;
+}
+
+}  // namespace
 
 gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_request request,
                       const worker_launcher& launcher, std::chrono::milliseconds deadline) {
-  request.phase = worker_phase::gate;
-  request.checks = data.checks();
-  request.inputs_file = data.inputs_file();
-  request.outputs_file = data.outputs_file();
+  const worker_answer answer =
+      launcher.run(with_data(std::move(request), data, worker_phase::gate), deadline);
+  const json& result = answer.result;
   gate_outcome out;
-  const auto started = std::chrono::steady_clock::now();
-  reason_code ended = reason_code::none;
-  auto [result, why] = launcher.run(request, deadline, &ended);
-  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.wall_s = answer.wall_s;
 
   auto fail = [&](reason_code reason, std::string message) {
     if (out.reason != reason_code::none) return;
@@ -247,7 +262,7 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
     fail(parse_reason_code(f.at("reason").get<std::string>()).value_or(reason_code::crash),
          where + first_line(f.at("message").get<std::string>()));
   }
-  if (result.is_null()) fail(ended, why);
+  if (result.is_null()) fail(answer.ended, answer.why);
   if (out.reason == reason_code::none && out.checks.size() != data.checks().size()) {
     fail(reason_code::crash, fmt::format("the worker reported {} of {} checks", out.checks.size(),
                                          data.checks().size()));
@@ -257,19 +272,14 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 
 timing_outcome run_timing(const gate_data& data, worker_request request,
                           const worker_launcher& launcher, std::chrono::milliseconds deadline) {
-  request.phase = worker_phase::time;
-  request.checks = data.checks();
-  request.timed_check = data.timed_check();
-  request.inputs_file = data.inputs_file();
-  request.outputs_file = data.outputs_file();
+  const worker_answer answer =
+      launcher.run(with_data(std::move(request), data, worker_phase::time), deadline);
+  const json& result = answer.result;
   timing_outcome out;
-  const auto started = std::chrono::steady_clock::now();
-  reason_code ended = reason_code::none;
-  auto [result, why] = launcher.run(request, deadline, &ended);
-  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.wall_s = answer.wall_s;
   if (result.is_null()) {
-    out.reason = ended;
-    out.message = "timing: " + why;
+    out.reason = answer.ended;
+    out.message = "timing: " + answer.why;
     return out;
   }
   if (result.contains("failure")) {

@@ -80,14 +80,21 @@ struct timing_outcome {
   double wall_s = 0.0;
 };
 
+// What a worker answered: its result object, or why there is none.
+struct worker_answer {
+  nlohmann::json result;                  // null when the worker gave none
+  reason_code ended = reason_code::none;  // timeout or crash, when result is null
+  std::string why;                        // the same in words, with the worker's last step
+  double wall_s = 0.0;                    // [seconds]
+};
+
 // How the parent starts a worker: the blaster executable and the run's scratch folder.
 struct worker_launcher {
   std::filesystem::path executable;
   std::filesystem::path dir;
-  // Runs the request in a supervised child; the result line's object, or the reason it has none.
-  [[nodiscard]] std::pair<nlohmann::json, std::string> run(const worker_request& request,
-                                                           std::chrono::milliseconds deadline,
-                                                           reason_code* failure) const;
+  // Runs the request in a supervised child.
+  [[nodiscard]] worker_answer run(const worker_request& request,
+                                  std::chrono::milliseconds deadline) const;
 };
 
 // Runs every check of one variant in a worker and judges what it produced.

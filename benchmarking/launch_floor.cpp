@@ -1,10 +1,9 @@
 #include "benchmarking/launch_floor.hpp"
 
+#include "benchmarking/internal_kernel.hpp"
 #include "benchmarking/kernel_timer.hpp"
-#include "core/compile_cache.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
-#include "core/cuda_module.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 #include "core/error.hpp"
@@ -13,15 +12,9 @@ namespace blaster {
 
 launch_floors measure_launch_floors(const cuda::context& context, const cuda::stream& stream,
                                     compile_cache* cache) {
-  compile_request request;
-  request.source = R"(extern "C" __global__ void blaster_empty() {})";
-  request.file_name = "blaster_empty.cu";
-  request.arch = context.properties().arch();
-  request.name_expressions = {"blaster_empty"};
-  const compile_output compiled = compile_cached(request, cache);
-  if (!compiled.ok) BLASTER_THROW("the empty kernel did not compile:\n{}", compiled.log);
-  const cuda::module module(compiled.cubin);
-  CUfunction empty = module.function(compiled.lowered_names.at("blaster_empty"));
+  const internal_kernel kernel(R"(extern "C" __global__ void blaster_empty() {})", "blaster_empty",
+                               context.properties().arch(), cache);
+  CUfunction empty = kernel.get();
   auto launch = [&](CUstream s) {
     cuda::check(cuda::driver().cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
                 "launching the empty kernel");

@@ -2,7 +2,6 @@
 
 #include <array>
 
-#include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/error.hpp"
@@ -30,25 +29,16 @@ constexpr long long spin_cycles = 200'000;
 }  // namespace
 
 sm_clock_probe::sm_clock_probe(const std::string& arch, compile_cache* cache)
-    : result_(2 * sizeof(unsigned long long)) {
-  compile_request request;
-  request.source = clock_source;
-  request.file_name = "blaster_sm_clock.cu";
-  request.arch = arch;
-  request.name_expressions = {"blaster_sm_clock"};
-  const compile_output compiled = compile_cached(request, cache);
-  if (!compiled.ok) BLASTER_THROW("the clock probe did not compile:\n{}", compiled.log);
-  module_.emplace(compiled.cubin);
-  kernel_ = module_->function(compiled.lowered_names.at("blaster_sm_clock"));
-}
+    : kernel_(clock_source, "blaster_sm_clock", arch, cache),
+      result_(2 * sizeof(unsigned long long)) {}
 
 double sm_clock_probe::measure_mhz(const cuda::stream& stream) const {
   CUdeviceptr out = result_.get();
   long long cycles = spin_cycles;
   void* args[] = {&out, &cycles};
-  cuda::check(
-      cuda::driver().cuLaunchKernel(kernel_, 1, 1, 1, 1, 1, 1, 0, stream.get(), args, nullptr),
-      "launching the clock probe");
+  cuda::check(cuda::driver().cuLaunchKernel(kernel_.get(), 1, 1, 1, 1, 1, 1, 0, stream.get(), args,
+                                            nullptr),
+              "launching the clock probe");
   stream.synchronize();
   std::array<unsigned long long, 2> values{};
   result_.download(std::as_writable_bytes(std::span(values)));

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <optional>
+#include <string>
 
-#include "core/cuda_module.hpp"
+#include "benchmarking/internal_kernel.hpp"
 #include "core/device_buffer.hpp"
 
 namespace blaster {
@@ -24,8 +24,7 @@ class sm_clock_probe {
   [[nodiscard]] double measure_mhz(const cuda::stream& stream) const;
 
  private:
-  std::optional<cuda::module> module_;
-  CUfunction kernel_ = nullptr;
+  internal_kernel kernel_;
   cuda::device_buffer result_;
 };
 

@@ -29,10 +29,9 @@ TEST(GateSeeds, TwoFixedAndTheRunsOwn) {
 }
 
 TEST(ReasonCode, EveryCodeRoundTripsByName) {
-  for (const char* name :
-       {"compile_error", "plan_error", "launch_error", "crash", "timeout", "wrong_result",
-        "nonfinite", "unwritten_output", "out_of_bounds_write", "input_modified",
-        "nondeterministic", "stale_in_timing"}) {
+  for (const char* name : {"compile_error", "plan_error", "launch_error", "crash", "timeout",
+                           "wrong_result", "nonfinite", "unwritten_output", "out_of_bounds_write",
+                           "input_modified", "nondeterministic", "stale_in_timing"}) {
     const auto code = parse_reason_code(name);
     ASSERT_TRUE(code) << name;
     EXPECT_EQ(to_string(*code), name);
@@ -97,7 +96,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   r.source_sha256 = std::string(64, 'a');
   r.variant = "k[VEC=4]";
   r.arch = "sm_90a";
-  r.checks = {{"odd", 7, true, {{"x", 0, 100}}, {{"out", 4096, 100}}}};
+  r.checks = {{"odd", 7, true, {{"x", 0, 100, std::string(64, 'b')}}, {{"out", 4096, 100, ""}}}};
   r.inputs_file = "/tmp/in";
   r.outputs_file = "/tmp/out";
   r.determinism_runs = 5;

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <optional>
+#include <string>
+
+#include "core/cuda_module.hpp"
+
+namespace blaster {
+
+class compile_cache;
+
+// One of the harness's own kernels (the copy, the empty kernel, the clock probe), compiled
+// from source with NVRTC and loaded: the same path every candidate takes.
+class internal_kernel {
+ public:
+  // `name` is an extern "C" kernel in `source`.
+  internal_kernel(const std::string& source, const std::string& name, const std::string& arch,
+                  compile_cache* cache);
+
+  [[nodiscard]] CUfunction get() const noexcept { return function_; }
+
+ private:
+  std::optional<cuda::module> module_;
+  CUfunction function_ = nullptr;
+};
+
+}  // namespace blaster
