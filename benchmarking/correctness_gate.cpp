@@ -312,6 +312,13 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   samples.stopped_by = t.at("stopped_by").get<std::string>();
   samples.discarded = t.at("discarded").get<int>();
   samples.mean_clock_mhz = t.at("mean_clock_mhz").get<double>();
+  const json& activity = t.at("activity");
+  samples.kernel_us = activity.at("kernel_us").get<double>();
+  samples.activity_event_us = activity.at("event_us").get<double>();
+  for (const auto& k : activity.at("kernels")) {
+    samples.kernels.emplace_back(k.at("kernel").get<std::string>(), k.at("count").get<int>());
+  }
+  samples.activity_error = activity.value("error", std::string());
   out.timing = std::move(samples);
   return out;
 }

@@ -27,6 +27,7 @@
 #include "core/mapped_file.hpp"
 #include "core/sha256.hpp"
 #include "core/worker_process.hpp"
+#include "profiling/kernel_activity.hpp"
 
 namespace blaster {
 namespace {
@@ -276,6 +277,73 @@ json run_check(worker_context& w, std::size_t index) {
   return result;
 }
 
+// What actually ran, from CUPTI's kernel records over one more pass of `runs` launches of the
+// plan in the mode's way (cold: each after an L2 flush), beside the pass's event time.
+json observe_kernels(worker_context& w, const launch_sequence& launches, const resolved_plan& plan,
+                     int runs, const std::function<void(CUstream)>& flush_l2) {
+  kernel_activity activity;
+  cuda::event start;
+  cuda::event stop;
+  double event_ms = 0.0;
+  if (flush_l2) {
+    for (int i = 0; i < runs; ++i) {
+      flush_l2(w.stream.get());
+      start.record(w.stream);
+      launches.enqueue(w.stream.get());
+      stop.record(w.stream);
+      event_ms += cuda::elapsed_ms(start, stop);
+    }
+  } else {
+    start.record(w.stream);
+    for (int i = 0; i < runs; ++i) launches.enqueue(w.stream.get());
+    stop.record(w.stream);
+    event_ms = cuda::elapsed_ms(start, stop);
+  }
+  w.stream.synchronize();
+  const std::vector<kernel_record> records = activity.collect();
+
+  std::map<std::string, int> expected;
+  for (const auto& l : plan.launches) expected[l.lowered] += runs;
+  std::map<std::string, std::pair<int, double>> seen;  // name -> count, [ns]
+  double kernel_ns = 0.0;
+  for (const auto& r : records) {
+    const auto ns = static_cast<double>(r.end_ns - r.start_ns);
+    seen[r.name].first += 1;
+    seen[r.name].second += ns;
+    kernel_ns += ns;
+  }
+  json kernels = json::array();
+  bool matches = seen.size() == expected.size();
+  for (const auto& [name, count_ns] : seen) {
+    kernels.push_back({{"kernel", name},
+                       {"count", count_ns.first},
+                       {"mean_us", count_ns.second / count_ns.first / 1000.0}});
+    const auto it = expected.find(name);
+    matches = matches && it != expected.end() && it->second == count_ns.first;
+  }
+  const double kernel_us = kernel_ns / 1000.0 / runs;
+  const double event_us = event_ms * 1000.0 / runs;
+  json out = {{"runs", runs},
+              {"kernels", kernels},
+              {"kernel_us", kernel_us},
+              {"event_us", event_us},
+              {"matches_plan", matches}};
+  // Kernels cannot take longer on the device than the events around them; a small bound
+  // allows for the two clocks' granularity.
+  if (!matches) {
+    out["error"] = fmt::format(
+        "CUPTI saw {} kernel executions of {} names; the plan launches {} "
+        "kernels {} times",
+        records.size(), seen.size(), expected.size(), runs);
+  } else if (kernel_us > event_us * 1.02 + 0.5) {
+    out["error"] = fmt::format(
+        "the kernels took {:.2f} us on the device but the events around "
+        "them only {:.2f} us",
+        kernel_us, event_us);
+  }
+  return out;
+}
+
 json run_timing(worker_context& w) {
   const std::size_t index = w.request.timed_check;
   const gate_check& check = w.request.checks.at(index);
@@ -330,13 +398,18 @@ json run_timing(worker_context& w) {
   poison(w, buffers);
   launches.enqueue(w.stream.get());
   const json final_result = stale();
+  step("kernel activity");
+  const json activity = observe_kernels(
+      w, launches, plan, w.request.timing.mode == timing_mode::cold ? 5 : timing.inner,
+      w.request.timing.mode == timing_mode::cold ? environment.flush_l2
+                                                 : std::function<void(CUstream)>());
 
   return {{"mode", to_string(timing.mode)}, {"inner", timing.inner},
           {"sample_us", timing.sample_us},  {"median_us", timing.median_us},
           {"noise", timing.noise},          {"stopped_by", timing.stopped_by},
           {"discarded", timing.discarded},  {"mean_clock_mhz", timing.mean_clock_mhz},
           {"spot_sample", spot_sample},     {"spot_stale", spot_result},
-          {"final_stale", final_result}};
+          {"final_stale", final_result},    {"activity", activity}};
 }
 
 json run_probe(const cuda::context& context, const cuda::stream& stream) {

@@ -48,6 +48,13 @@ struct timing_samples {
   std::string stopped_by;         // converged, budget, max_samples
   int discarded = 0;              // samples dropped for a low clock
   double mean_clock_mhz = 0.0;    // [MHz] over the kept samples; 0 without a clock probe
+  // From CUPTI, over one more pass after the samples: the kernels' own time on the device per
+  // run of the plan, the events' time for the same pass, and whether the kernels that ran are
+  // the plan's (`activity_error` says how they are not).
+  double kernel_us = 0.0;                            // [microseconds]
+  double activity_event_us = 0.0;                    // [microseconds]
+  std::vector<std::pair<std::string, int>> kernels;  // name, executions in the pass
+  std::string activity_error;
 };
 
 // One sample whose output is checked after it ran: `before` is called ahead of the sample's

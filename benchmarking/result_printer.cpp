@@ -86,9 +86,10 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                report.floors->hot_us, report.floors->cold_us, report.floors->graph_us);
   }
   const std::size_t w = label_width(report);
-  fmt::print(out, "\n{:<{}}  {:<8}  {:>10}  {:>6}  {:>6}  {:>8}  {:>8}  {:>9}  {:>4}  {:>5}  {}\n",
-             "candidate", w, "status", "time us", "noise", "spread", "speedup", "GB/s", "% copy BW",
-             "drop", "MHz", "verdict (95% interval of the speedup)");
+  fmt::print(
+      out, "\n{:<{}}  {:<8}  {:>10}  {:>9}  {:>6}  {:>6}  {:>8}  {:>8}  {:>9}  {:>4}  {:>5}  {}\n",
+      "candidate", w, "status", "time us", "kernel us", "noise", "spread", "speedup", "GB/s",
+      "% copy BW", "drop", "MHz", "verdict (95% interval of the speedup)");
   for (const auto& r : report.results) {
     const std::string label = r.baseline ? r.label + " *" : r.label;
     if (r.status == "passed") {
@@ -98,13 +99,13 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
         verdict += fmt::format("{} [{:.3f}, {:.3f}]", to_string(r.verdict->v),
                                r.verdict->speedup.low, r.verdict->speedup.high);
       }
-      fmt::print(
-          out,
-          "{:<{}}  {:<8}  {:>10.2f}  {:>5.2f}%  {:>5.2f}%  {:>8}  {:>8.1f}  {:>8.1f}%  {:>4}  "
-          "{:>5.0f}  {}\n",
-          label, w, r.status, *r.time_us, 100.0 * r.max_noise, 100.0 * r.spread,
-          optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs, *r.roofline_pct, t.discarded,
-          t.mean_clock_mhz, verdict);
+      fmt::print(out,
+                 "{:<{}}  {:<8}  {:>10.2f}  {:>9.2f}  {:>5.2f}%  {:>5.2f}%  {:>8}  {:>8.1f}  "
+                 "{:>8.1f}%  {:>4}  {:>5.0f}  {}\n",
+                 label, w, r.status, *r.time_us, t.kernel_us, 100.0 * r.max_noise, 100.0 * r.spread,
+                 optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs, *r.roofline_pct,
+                 t.discarded, t.mean_clock_mhz, verdict);
+      if (!t.activity_error.empty()) fmt::print(out, "    error (CUPTI): {}\n", t.activity_error);
     } else {
       fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, to_string(r.reason));
       if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
@@ -112,7 +113,9 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     }
   }
   fmt::print(out,
-             "\ntime: the median over {} session(s) of each session's median per launch; noise: "
+             "\ntime: the median over {} session(s) of each session's median per launch, between "
+             "CUDA events; kernel us: the kernels' own time on the device per launch, from CUPTI "
+             "over one more pass (the first session); noise: "
              "the noisiest session's stddev over mean; spread: max/min - 1 of the session "
              "medians; drop: samples discarded because the SM clock ran below {:.0f}% of its rated "
              "{} MHz; MHz: the mean SM clock of the first session's kept samples. Verdicts need at "
@@ -269,11 +272,19 @@ nlohmann::json to_json(const bench_report& report) {
                            {"every_session_faster", r.verdict->every_session_faster},
                            {"why", r.verdict->why}};
       }
-      item["timing"] = {
-          {"mode", to_string(r.timing->mode)},          {"inner", r.timing->inner},
-          {"samples", r.timing->sample_us.size()},      {"noise", r.timing->noise},
-          {"stopped_by", r.timing->stopped_by},         {"discarded_samples", r.timing->discarded},
-          {"mean_clock_mhz", r.timing->mean_clock_mhz}, {"samples_sha256", r.samples_sha256}};
+      item["timing"] = {{"mode", to_string(r.timing->mode)},
+                        {"inner", r.timing->inner},
+                        {"samples", r.timing->sample_us.size()},
+                        {"noise", r.timing->noise},
+                        {"stopped_by", r.timing->stopped_by},
+                        {"discarded_samples", r.timing->discarded},
+                        {"mean_clock_mhz", r.timing->mean_clock_mhz},
+                        {"samples_sha256", r.samples_sha256},
+                        {"cupti",
+                         {{"kernel_us", r.timing->kernel_us},
+                          {"event_us", r.timing->activity_event_us},
+                          {"kernels", r.timing->kernels},
+                          {"error", r.timing->activity_error}}}};
       item["bandwidth_gbs"] = *r.bandwidth_gbs;
       item["copy_bandwidth_pct"] = *r.roofline_pct;
       item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);

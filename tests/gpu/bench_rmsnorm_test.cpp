@@ -76,6 +76,13 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     EXPECT_LT(r.max_noise, 0.05) << r.label;
     // 67 million elements take tens of microseconds: far above any launch floor.
     EXPECT_FALSE(r.launch_bound) << r.label;
+    // CUPTI saw exactly the plan's one kernel, once per launch, and its device time fits
+    // inside the events around it.
+    EXPECT_TRUE(r.timing->activity_error.empty()) << r.label << ": " << r.timing->activity_error;
+    ASSERT_EQ(r.timing->kernels.size(), 1U) << r.label;
+    EXPECT_EQ(r.timing->kernels[0].second, r.timing->inner) << r.label;
+    EXPECT_GT(r.timing->kernel_us, 0.0);
+    EXPECT_LE(r.timing->kernel_us, r.timing->activity_event_us * 1.02 + 0.5) << r.label;
     if (r.baseline) {
       baseline = &r;
       EXPECT_DOUBLE_EQ(*r.speedup, 1.0);

@@ -1,0 +1,65 @@
+#include "profiling/kernel_activity.hpp"
+
+#include <cupti.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "core/error.hpp"
+
+namespace blaster {
+namespace {
+
+constexpr std::size_t buffer_bytes = 8 << 20;
+
+std::mutex records_mutex;
+std::vector<kernel_record> records;  // filled by CUPTI's completion callback
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+  *size = *buffer == nullptr ? 0 : buffer_bytes;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes) {
+  CUpti_Activity* record = nullptr;
+  const std::lock_guard lock(records_mutex);
+  while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+    const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+    records.push_back({kernel->name == nullptr ? "?" : kernel->name, kernel->start, kernel->end});
+  }
+  std::free(buffer);
+}
+
+void check_cupti(CUptiResult status, const char* what) {
+  if (status == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(status, &text);
+  BLASTER_THROW("{}: {}", what, text == nullptr ? "unknown CUPTI error" : text);
+}
+
+}  // namespace
+
+kernel_activity::kernel_activity() {
+  {
+    const std::lock_guard lock(records_mutex);
+    records.clear();
+  }
+  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+              "cuptiActivityRegisterCallbacks");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
+}
+
+kernel_activity::~kernel_activity() {
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+std::vector<kernel_record> kernel_activity::collect() {
+  check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  const std::lock_guard lock(records_mutex);
+  return records;
+}
+
+}  // namespace blaster
