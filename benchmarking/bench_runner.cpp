@@ -75,7 +75,7 @@ cuda::device_properties properties_from(const json& d) {
 
 // Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
 // driver: a process that has initialized CUDA passes a broken state to what it forks.
-void probe(const bench_options& options, const worker_launcher& launcher, bench_report& report) {
+void probe(const worker_launcher& launcher, bench_report& report) {
   worker_request request;
   request.phase = worker_phase::probe;
   const worker_answer answer = launcher.run(request, first_deadline);
@@ -100,7 +100,6 @@ void probe(const bench_options& options, const worker_launcher& launcher, bench_
                                   .graph_us = f.at("graph_us").get<double>()};
   }
   report.gpu = report.gpu_unavailable.empty();
-  static_cast<void>(options);
 }
 
 std::string device_json(const bench_report& report) {
@@ -453,7 +452,7 @@ bench_report run_bench(const bench_options& options, store& records) {
                                                    ? this_executable()
                                                    : options.worker_executable,
                                  .dir = scratch.path()};
-  probe(options, launcher, report);
+  probe(launcher, report);
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
