@@ -328,14 +328,14 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   for (int session = 0; session < std::max(1, options.sessions); ++session) {
     std::vector<std::ptrdiff_t> this_session = order;
     if (session % 2 == 1) std::reverse(this_session.begin(), this_session.end());
+    if (session > 0 && options.cooldown_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options.cooldown_s));
+    }
     for (std::ptrdiff_t entry : this_session) {
       const auto& [index, request] =
           survivors[entry == again ? 0 : static_cast<std::size_t>(entry)];
       variant_result& r = report.results[index];
       if (r.status == "rejected") continue;
-      if (options.cooldown_s > 0 && (session > 0 || entry != this_session.front())) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(options.cooldown_s));
-      }
       spdlog::info("session {}: timing {}{}", session + 1, r.label, entry == again ? " (A/A)" : "");
       const timing_outcome timed =
           run_timing(data, request, launcher, deadline.value_or(first_deadline));

@@ -37,7 +37,7 @@ struct bench_options {
   std::optional<std::chrono::milliseconds> deadline;
   // Timing sessions: each a fresh process per variant, in alternating order.
   int sessions = 1;
-  double cooldown_s = 0.5;  // [seconds] between two timing processes
+  double cooldown_s = 1.0;  // [seconds] between two sessions
 };
 
 // Everything blaster learned about one variant of one candidate: the structured verdict that a

@@ -24,7 +24,7 @@ struct bench_flags {
   std::optional<double> deadline_s;
   int sessions = 1;
   bool confirm = false;
-  double cooldown_s = 0.5;
+  double cooldown_s = 1.0;
 };
 
 std::string command_line(const bench_flags& f) {
@@ -97,7 +97,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--confirm", flags->confirm,
                 "the confirmation protocol: 5 sessions, so that each candidate gets a verdict "
                 "(improved, no_improvement, inconclusive) with a 95% interval of its speedup");
-  cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing processes")
+  cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing sessions")
       ->check(CLI::Range(0.0, 600.0))
       ->capture_default_str();
   cmd->add_option("--deadline", flags->deadline_s,
