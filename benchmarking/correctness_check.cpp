@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -21,27 +22,50 @@ void keep_worst(std::vector<worst_element>& worst, const worst_element& e) {
   if (worst.size() > error_metrics::worst_kept) worst.pop_back();
 }
 
-}  // namespace
+// What one element holds: the poison pattern (never written), or a value.
+struct decoded {
+  bool poison;
+  double value;
+};
 
-error_metrics compare_output(std::string buffer, dtype type, std::span<const std::byte> candidate,
-                             std::span<const double> reference, const tolerance& tol) {
+// f16 is what most outputs are: decode it through a table of all 65536 patterns, not through
+// a conversion and a byte compare per element.
+decoded decode_f16(const std::byte* element) {
+  static const std::vector<double> table = [] {
+    std::vector<double> t(65536);
+    for (std::uint32_t bits = 0; bits < t.size(); ++bits) {
+      const auto half = static_cast<std::uint16_t>(bits);
+      t[bits] = load_as_double(dtype::f16, reinterpret_cast<const std::byte*>(&half));
+    }
+    return t;
+  }();
+  static const auto poison = static_cast<std::uint16_t>(poison_pattern(dtype::f16) & 0xFFFFU);
+  std::uint16_t bits;
+  std::memcpy(&bits, element, sizeof bits);
+  return {bits == poison, table[bits]};
+}
+
+template <class Decode>
+error_metrics compare_elements(std::string buffer, std::size_t width,
+                               std::span<const std::byte> candidate,
+                               std::span<const double> reference, const tolerance& tol,
+                               Decode decode) {
   error_metrics total;
   total.buffer = std::move(buffer);
   total.elements = static_cast<std::int64_t>(reference.size());
-  const std::size_t width = size_of(type);
   std::mutex merge;
   error_histogram histogram;
   parallel_for(total.elements, [&](std::int64_t begin, std::int64_t end) {
     error_metrics part;
     error_histogram errors;
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::byte* element = candidate.data() + static_cast<std::size_t>(i) * width;
+      const decoded d = decode(candidate.data() + static_cast<std::size_t>(i) * width);
       const double r = reference[static_cast<std::size_t>(i)];
-      if (is_poison(type, element)) {
+      if (d.poison) {
         ++part.unwritten;
         continue;
       }
-      const double c = load_as_double(type, element);
+      const double c = d.value;
       if (!std::isfinite(r)) {
         // The reference itself overflowed or is undefined: demand the same non-finite value.
         const bool same = (std::isnan(r) && std::isnan(c)) || r == c;
@@ -66,7 +90,11 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
       if (r != 0.0) part.max_rel = std::max(part.max_rel, abs_error / std::fabs(r));
       errors.add(normalized);
       if (normalized > 1.0) ++part.mismatches;
-      keep_worst(part.worst, {i, c, r, normalized});
+      // Only an element that could enter the list pays for the insertion.
+      if (part.worst.size() < error_metrics::worst_kept ||
+          normalized > part.worst.back().normalized_error) {
+        keep_worst(part.worst, {i, c, r, normalized});
+      }
     }
     const std::lock_guard lock(merge);
     histogram.merge(errors);
@@ -82,6 +110,19 @@ error_metrics compare_output(std::string buffer, dtype type, std::span<const std
   total.p99 = histogram.quantile(0.99);
   total.p999 = histogram.quantile(0.999);
   return total;
+}
+
+}  // namespace
+
+error_metrics compare_output(std::string buffer, dtype type, std::span<const std::byte> candidate,
+                             std::span<const double> reference, const tolerance& tol) {
+  if (type == dtype::f16) {
+    return compare_elements(std::move(buffer), 2, candidate, reference, tol, decode_f16);
+  }
+  return compare_elements(std::move(buffer), size_of(type), candidate, reference, tol,
+                          [type](const std::byte* element) {
+                            return decoded{is_poison(type, element), load_as_double(type, element)};
+                          });
 }
 
 reason_code failure_reason(const error_metrics& m) {

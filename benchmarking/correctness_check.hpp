@@ -29,7 +29,7 @@ struct error_metrics {
   double max_abs = 0.0;
   double max_rel = 0.0;  // over elements whose reference is not zero
   // Quantiles of the normalized error over the written elements (non-finite ones count as
-  // infinite), each an upper bound within 3.7% (see error_histogram).
+  // infinite), each an upper bound within 3.2% (see error_histogram).
   double p50 = 0.0;
   double p90 = 0.0;
   double p99 = 0.0;

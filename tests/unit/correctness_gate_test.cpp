@@ -68,7 +68,7 @@ TEST(ErrorHistogram, QuantilesAreTightUpperBounds) {
     const double exact = q;  // the q-quantile of i/1000 is q
     const double bound = h.quantile(q);
     EXPECT_GE(bound, exact) << q;
-    EXPECT_LE(bound, exact * std::pow(10.0, 1.0 / error_histogram::bins_per_decade) * 1.0001) << q;
+    EXPECT_LE(bound, exact * (1.0 + 1.0 / error_histogram::sub_bins) * 1.0001) << q;
   }
 }
 
