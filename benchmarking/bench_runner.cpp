@@ -14,6 +14,7 @@
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/result_printer.hpp"
+#include "benchmarking/run_record.hpp"
 #include "benchmarking/statistics.hpp"
 #include "core/cas_store.hpp"
 #include "core/compile_cache.hpp"
@@ -125,34 +126,6 @@ void reject(variant_result& r, reason_code reason, std::string message) {
   r.status = "rejected";
   r.reason = reason;
   r.message = std::move(message);
-}
-
-void record_results(store& records, std::int64_t run_id, const bench_report& report) {
-  for (const auto& r : report.results) {
-    nlohmann::json detail = {{"message", r.message},
-                             {"params", r.params},
-                             {"compile_ms", r.compile_ms},
-                             {"seed", report.seed},
-                             {"gate_s", r.gate_s},
-                             {"timing_s", r.timing_s},
-                             {"session_medians_us", r.session_medians_us}};
-    if (r.verdict) detail["verdict"] = std::string(to_string(r.verdict->v));
-    records.add_result(run_id, result_record{
-                                   .candidate = r.candidate,
-                                   .variant = r.label,
-                                   .case_name = report.canonical_case,
-                                   .status = r.status,
-                                   .reason = std::string(to_string(r.reason)),
-                                   .time_us = r.time_us,
-                                   .speedup = r.speedup,
-                                   .bandwidth_gbs = r.bandwidth_gbs,
-                                   .roofline_pct = r.roofline_pct,
-                                   .source_sha256 = r.source_sha256,
-                                   .cubin_sha256 = r.cubin_sha256,
-                                   .samples_sha256 = r.samples_sha256,
-                                   .detail_json = detail.dump(),
-                               });
-  }
 }
 
 // NVRTC's log carries the ptxas report on most machines; where it does not, a loaded module
@@ -469,10 +442,16 @@ bench_report run_bench(const bench_options& options, store& records) {
   } catch (...) {
     // What was learned before the failure is kept; the run says it failed.
     record_results(records, run_id, report);
+    try {
+      record_evidence(records, run_id, task, report);
+    } catch (const std::exception& e) {
+      spdlog::warn("the fuller record of failed run {} is incomplete: {}", run_id, e.what());
+    }
     records.finish_run(run_id, "failed", "");
     throw;
   }
   record_results(records, run_id, report);
+  record_evidence(records, run_id, task, report);
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string report_sha256 = records.cas().put(to_json(report).dump(1));

@@ -73,9 +73,20 @@ TEST_F(BlasterCli, HelpNamesTheSubcommandsAndExitCodes) {
 
 TEST_F(BlasterCli, BenchCompilesEveryKernelThenNeedsAGpu) {
   const auto r = run("bench --task rmsnorm --samples 10");
+  // Whatever the machine, the run is on record: its task and every compilation.
+  const auto shown = run("--json show latest");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const auto record = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(record.at("tasks").size(), 1U);
+  EXPECT_EQ(record.at("task_cases").size(), 6U);
+  EXPECT_EQ(record.at("compilations").size(), 5U);
   if (gpu_present()) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("% copy BW"), std::string::npos) << r.out;
+    EXPECT_EQ(record.at("device_fingerprints").size(), 1U);
+    EXPECT_EQ(record.at("gate_results").size(), 5U * 6U * 3U);
+    EXPECT_EQ(record.at("measurements").size(), 5U);
+    EXPECT_EQ(record.at("verdicts").size(), 5U);
     return;
   }
   EXPECT_EQ(r.exit_code, 3) << r.err;
