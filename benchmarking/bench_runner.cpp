@@ -170,6 +170,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.canonical_case = task.canonical_case;
   report.canonical_shape = task.describe(task.canonical());
   report.roofline_bytes = task.bytes.evaluate(task.integer_symbols(task.canonical()));
+  report.roofline_flops = task.flops.evaluate(task.integer_symbols(task.canonical()));
   for (const auto& b : task.buffers) {
     if (b.role == buffer_role::input) {
       report.dtype = std::string(name_of(b.type));
@@ -357,6 +358,9 @@ void summarize(store& records, const task_spec& task, const bench_options& optio
     r.bandwidth_gbs = static_cast<double>(report.roofline_bytes) / seconds / 1e9;
     r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
                      report.copy->bytes_per_second;
+    r.flops_per_second = static_cast<double>(report.roofline_flops) / seconds;
+    r.time_over_floor =
+        seconds / (static_cast<double>(report.roofline_bytes) / report.copy->bytes_per_second);
     if (report.floors) {
       const double floor = report.timing.mode == timing_mode::hot    ? report.floors->hot_us
                            : report.timing.mode == timing_mode::cold ? report.floors->cold_us

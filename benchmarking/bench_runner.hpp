@@ -69,6 +69,8 @@ struct variant_result {
   std::optional<double> speedup;           // baseline time over this time, same run
   std::optional<double> bandwidth_gbs;     // roofline bytes over time [GB/s]
   std::optional<double> roofline_pct;      // bandwidth over the measured copy bandwidth [%]
+  std::optional<double> flops_per_second;  // the task's flops over the time
+  std::optional<double> time_over_floor;   // the time over roofline bytes at copy bandwidth
   std::string source_sha256;
   std::string cubin_sha256;
   std::string samples_sha256;
@@ -81,6 +83,7 @@ struct bench_report {
   std::string canonical_shape;  // "B=16 C=64 H=256 W=256"
   std::string dtype;            // of the first input, e.g. "f16"
   std::int64_t roofline_bytes = 0;
+  std::int64_t roofline_flops = 0;
   std::string arch;
   std::string nvrtc;
   std::uint64_t seed = 0;

@@ -174,6 +174,7 @@ nlohmann::json to_json(const bench_report& report) {
       {"shape", report.canonical_shape},
       {"dtype", report.dtype},
       {"roofline_bytes", report.roofline_bytes},
+      {"roofline_flops", report.roofline_flops},
       {"arch", report.arch},
       {"nvrtc", report.nvrtc},
       {"seed", report.seed},
@@ -287,6 +288,8 @@ nlohmann::json to_json(const bench_report& report) {
                           {"error", r.timing->activity_error}}}};
       item["bandwidth_gbs"] = *r.bandwidth_gbs;
       item["copy_bandwidth_pct"] = *r.roofline_pct;
+      item["flops_per_second"] = *r.flops_per_second;
+      item["time_over_floor"] = *r.time_over_floor;
       item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
     }
     results.push_back(std::move(item));
