@@ -9,11 +9,19 @@
 namespace blaster {
 
 // Each task's reference.cpp defines one of these; a new task adds a declaration and a row.
+void gelu_reference(const reference_context& io);
+void newgelu_reference(const reference_context& io);
+void relu_reference(const reference_context& io);
 void rmsnorm_reference(const reference_context& io);
+void sum_dim1_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 1> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 5> registry = {{
+    {"gelu", &gelu_reference},
+    {"newgelu", &newgelu_reference},
+    {"relu", &relu_reference},
     {"rmsnorm", &rmsnorm_reference},
+    {"sum_dim1", &sum_dim1_reference},
 }};
 }  // namespace
 
