@@ -56,24 +56,6 @@ class scratch_folder {
   std::filesystem::path path_;
 };
 
-cuda::device_properties properties_from(const json& d) {
-  cuda::device_properties p;
-  p.name = d.at("name").get<std::string>();
-  p.uuid = d.at("uuid").get<std::string>();
-  p.compute_major = d.at("compute_major").get<int>();
-  p.compute_minor = d.at("compute_minor").get<int>();
-  p.sm_count = d.at("sm_count").get<int>();
-  p.sm_clock_khz = d.at("sm_clock_khz").get<int>();
-  p.memory_clock_khz = d.at("memory_clock_khz").get<int>();
-  p.memory_bus_width_bits = d.at("memory_bus_width_bits").get<int>();
-  p.l2_bytes = d.at("l2_bytes").get<int>();
-  p.max_shared_per_block_optin_bytes = d.at("max_shared_per_block_optin_bytes").get<int>();
-  p.max_threads_per_block = d.at("max_threads_per_block").get<int>();
-  p.total_memory_bytes = d.at("total_memory_bytes").get<std::uint64_t>();
-  p.driver_version = d.at("driver_version").get<int>();
-  return p;
-}
-
 // Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
 // driver: a process that has initialized CUDA passes a broken state to what it forks.
 void probe(const worker_launcher& launcher, bench_report& report) {
@@ -89,34 +71,15 @@ void probe(const worker_launcher& launcher, bench_report& report) {
     report.gpu_unavailable =
         "the GPU probe failed: " + result["failure"].value("message", std::string("?"));
   } else {
-    report.device = properties_from(result.at("device"));
-    const json& c = result.at("copy");
-    report.copy = copy_bandwidth{.bytes_per_second = c.at("bytes_per_second").get<double>(),
-                                 .bytes_moved = c.at("bytes_moved").get<std::int64_t>(),
-                                 .time_us = c.at("time_us").get<double>(),
-                                 .config = c.at("config").get<std::string>()};
-    const json& f = result.at("launch_floors");
-    report.floors = launch_floors{.hot_us = f.at("hot_us").get<double>(),
-                                  .cold_us = f.at("cold_us").get<double>(),
-                                  .graph_us = f.at("graph_us").get<double>()};
+    report.device = device_properties_from_json(result.at("device"));
+    report.copy = copy_bandwidth_from_json(result.at("copy"));
+    report.floors = launch_floors_from_json(result.at("launch_floors"));
   }
   report.gpu = report.gpu_unavailable.empty();
 }
 
 std::string device_json(const bench_report& report) {
-  nlohmann::json j;
-  if (report.device) {
-    const auto& p = *report.device;
-    j = {{"name", p.name},
-         {"uuid", p.uuid},
-         {"arch", p.arch()},
-         {"sm_count", p.sm_count},
-         {"sm_clock_khz", p.sm_clock_khz},
-         {"memory_clock_khz", p.memory_clock_khz},
-         {"l2_bytes", p.l2_bytes},
-         {"total_memory_bytes", p.total_memory_bytes},
-         {"driver_version", p.driver_version}};
-  }
+  json j = report.device ? to_json(*report.device) : json::object();
   j["nvrtc"] = report.nvrtc;
   if (report.copy) j["copy_bandwidth_gbs"] = report.copy->bytes_per_second / 1e9;
   return j.dump();

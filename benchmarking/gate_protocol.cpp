@@ -44,6 +44,65 @@ std::string_view to_string(worker_phase phase) {
   return "?";
 }
 
+nlohmann::json to_json(const cuda::device_properties& p) {
+  return {{"name", p.name},
+          {"uuid", p.uuid},
+          {"arch", p.arch()},
+          {"compute_major", p.compute_major},
+          {"compute_minor", p.compute_minor},
+          {"sm_count", p.sm_count},
+          {"sm_clock_khz", p.sm_clock_khz},
+          {"memory_clock_khz", p.memory_clock_khz},
+          {"memory_bus_width_bits", p.memory_bus_width_bits},
+          {"l2_bytes", p.l2_bytes},
+          {"max_shared_per_block_optin_bytes", p.max_shared_per_block_optin_bytes},
+          {"max_threads_per_block", p.max_threads_per_block},
+          {"total_memory_bytes", p.total_memory_bytes},
+          {"driver_version", p.driver_version}};
+}
+
+cuda::device_properties device_properties_from_json(const nlohmann::json& d) {
+  cuda::device_properties p;
+  p.name = d.at("name").get<std::string>();
+  p.uuid = d.at("uuid").get<std::string>();
+  p.compute_major = d.at("compute_major").get<int>();
+  p.compute_minor = d.at("compute_minor").get<int>();
+  p.sm_count = d.at("sm_count").get<int>();
+  p.sm_clock_khz = d.at("sm_clock_khz").get<int>();
+  p.memory_clock_khz = d.at("memory_clock_khz").get<int>();
+  p.memory_bus_width_bits = d.at("memory_bus_width_bits").get<int>();
+  p.l2_bytes = d.at("l2_bytes").get<int>();
+  p.max_shared_per_block_optin_bytes = d.at("max_shared_per_block_optin_bytes").get<int>();
+  p.max_threads_per_block = d.at("max_threads_per_block").get<int>();
+  p.total_memory_bytes = d.at("total_memory_bytes").get<std::uint64_t>();
+  p.driver_version = d.at("driver_version").get<int>();
+  return p;
+}
+
+nlohmann::json to_json(const copy_bandwidth& c) {
+  return {{"bytes_per_second", c.bytes_per_second},
+          {"bytes_moved", c.bytes_moved},
+          {"time_us", c.time_us},
+          {"config", c.config}};
+}
+
+copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& c) {
+  return {.bytes_per_second = c.at("bytes_per_second").get<double>(),
+          .bytes_moved = c.at("bytes_moved").get<std::int64_t>(),
+          .time_us = c.at("time_us").get<double>(),
+          .config = c.at("config").get<std::string>()};
+}
+
+nlohmann::json to_json(const launch_floors& f) {
+  return {{"hot_us", f.hot_us}, {"cold_us", f.cold_us}, {"graph_us", f.graph_us}};
+}
+
+launch_floors launch_floors_from_json(const nlohmann::json& f) {
+  return {.hot_us = f.at("hot_us").get<double>(),
+          .cold_us = f.at("cold_us").get<double>(),
+          .graph_us = f.at("graph_us").get<double>()};
+}
+
 nlohmann::json to_json(const timing_options& o) {
   return {{"mode", to_string(o.mode)},
           {"target_sample_ms", o.target_sample_ms},

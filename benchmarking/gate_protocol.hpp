@@ -13,7 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/launch_floor.hpp"
+#include "core/cuda_context.hpp"
 
 namespace blaster {
 
@@ -59,6 +62,14 @@ struct worker_request {
   timing_options timing;
   std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
 };
+
+// What the probe reports, as the worker sends it and the report keeps it.
+nlohmann::json to_json(const cuda::device_properties& device);
+cuda::device_properties device_properties_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const copy_bandwidth& copy);
+copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const launch_floors& floors);
+launch_floors launch_floors_from_json(const nlohmann::json& j);
 
 nlohmann::json to_json(const timing_options& options);
 timing_options timing_options_from_json(const nlohmann::json& j);

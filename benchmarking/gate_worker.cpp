@@ -413,31 +413,9 @@ json run_timing(worker_context& w) {
 }
 
 json run_probe(const cuda::context& context, const cuda::stream& stream) {
-  const auto& p = context.properties();
-  const copy_bandwidth copy = measure_copy_bandwidth(context, stream, nullptr);
-  const launch_floors floors = measure_launch_floors(context, stream, nullptr);
-  return {
-      {"device",
-       {{"name", p.name},
-        {"uuid", p.uuid},
-        {"compute_major", p.compute_major},
-        {"compute_minor", p.compute_minor},
-        {"sm_count", p.sm_count},
-        {"sm_clock_khz", p.sm_clock_khz},
-        {"memory_clock_khz", p.memory_clock_khz},
-        {"memory_bus_width_bits", p.memory_bus_width_bits},
-        {"l2_bytes", p.l2_bytes},
-        {"max_shared_per_block_optin_bytes", p.max_shared_per_block_optin_bytes},
-        {"max_threads_per_block", p.max_threads_per_block},
-        {"total_memory_bytes", p.total_memory_bytes},
-        {"driver_version", p.driver_version}}},
-      {"copy",
-       {{"bytes_per_second", copy.bytes_per_second},
-        {"bytes_moved", copy.bytes_moved},
-        {"time_us", copy.time_us},
-        {"config", copy.config}}},
-      {"launch_floors",
-       {{"hot_us", floors.hot_us}, {"cold_us", floors.cold_us}, {"graph_us", floors.graph_us}}}};
+  return {{"device", to_json(context.properties())},
+          {"copy", to_json(measure_copy_bandwidth(context, stream, nullptr))},
+          {"launch_floors", to_json(measure_launch_floors(context, stream, nullptr))}};
 }
 
 // The variant the parent compiled: the same source bytes, the same label, from the compile

@@ -188,18 +188,7 @@ nlohmann::json to_json(const bench_report& report) {
       {"timing", timing_json(report.timing)},
   };
   if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
-  if (report.device) {
-    const auto& d = *report.device;
-    j["device"] = {{"name", d.name},
-                   {"uuid", d.uuid},
-                   {"arch", d.arch()},
-                   {"sm_count", d.sm_count},
-                   {"sm_clock_khz", d.sm_clock_khz},
-                   {"memory_clock_khz", d.memory_clock_khz},
-                   {"l2_bytes", d.l2_bytes},
-                   {"total_memory_bytes", d.total_memory_bytes},
-                   {"driver_version", d.driver_version}};
-  }
+  if (report.device) j["device"] = to_json(*report.device);
   j["sessions"] = report.sessions;
   j["bootstrap_seed"] = report.bootstrap_seed;
   j["aa_medians_us"] = report.aa_medians_us;
@@ -208,15 +197,10 @@ nlohmann::json to_json(const bench_report& report) {
         {"ratio", report.aa->ratio}, {"within", report.aa->within}, {"bound", report.aa->bound}};
   }
   if (report.floors) {
-    j["launch_floors"] = {{"hot_us", report.floors->hot_us},
-                          {"cold_us", report.floors->cold_us},
-                          {"graph_us", report.floors->graph_us}};
+    j["launch_floors"] = to_json(*report.floors);
   }
   if (report.copy) {
-    j["copy_bandwidth"] = {{"bytes_per_second", report.copy->bytes_per_second},
-                           {"bytes_moved", report.copy->bytes_moved},
-                           {"time_us", report.copy->time_us},
-                           {"config", report.copy->config}};
+    j["copy_bandwidth"] = to_json(*report.copy);
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : report.results) {

@@ -116,6 +116,29 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   EXPECT_EQ(back.timing.mode, timing_mode::graph);
 }
 
+TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
+  cuda::device_properties d;
+  d.name = "NVIDIA H200";
+  d.uuid = "u";
+  d.compute_major = 9;
+  d.sm_count = 132;
+  d.sm_clock_khz = 1980000;
+  d.l2_bytes = 62914560;
+  d.total_memory_bytes = 150120071168ULL;
+  d.driver_version = 13000;
+  const auto back = device_properties_from_json(nlohmann::json::parse(to_json(d).dump()));
+  EXPECT_EQ(to_json(back), to_json(d));
+  EXPECT_EQ(back.arch(), "sm_90a");
+  EXPECT_EQ(back.total_memory_bytes, d.total_memory_bytes);
+  const copy_bandwidth c{.bytes_per_second = 3.97e12,
+                         .bytes_moved = 1 << 30,
+                         .time_us = 540.5,
+                         .config = "grid 264 x 256"};
+  EXPECT_EQ(to_json(copy_bandwidth_from_json(to_json(c))), to_json(c));
+  const launch_floors f{.hot_us = 3.8, .cold_us = 2.7, .graph_us = 0.5};
+  EXPECT_EQ(to_json(launch_floors_from_json(to_json(f))), to_json(f));
+}
+
 class GateData : public ::testing::Test {
  protected:
   void SetUp() override {
