@@ -91,8 +91,8 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
     reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
     for (buffer_slot& slot : check.inputs) {
       const buffer_spec& b = *task.find_buffer(slot.buffer);
-      drawn.push_back(generate_input(b, static_cast<std::int64_t>(slot.bytes / size_of(b.type)),
-                                     derive_seed(check.seed, c.name, slot.buffer)));
+      // The case's distribution: an override such as large magnitudes applies to it alone.
+      drawn.push_back(generate_input(task, b, c, derive_seed(check.seed, c.name, slot.buffer)));
       const std::vector<std::byte>& bytes = drawn.back().bytes;
       std::copy(bytes.begin(), bytes.end(), inputs.slice(slot.offset, slot.bytes).begin());
       slot.sha256 = sha256_hex(std::span<const std::byte>(bytes));

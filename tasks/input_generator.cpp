@@ -31,13 +31,19 @@ std::uint64_t derive_seed(std::uint64_t seed, std::string_view case_name,
   return h;
 }
 
-host_tensor generate_input(const buffer_spec& buffer, std::int64_t elements, std::uint64_t seed) {
+host_tensor generate_input(dtype type, const distribution& d, std::int64_t elements,
+                           std::uint64_t seed) {
+  if (d.low_bound || d.high_bound) {
+    BLASTER_THROW(
+        "int_range bounds \"{}\" / \"{}\" depend on the case; draw through "
+        "task_spec::input_distribution",
+        d.low_bound ? d.low_bound->text() : "", d.high_bound ? d.high_bound->text() : "");
+  }
   host_tensor t;
-  t.type = buffer.type;
-  const std::size_t width = size_of(buffer.type);
+  t.type = type;
+  const std::size_t width = size_of(type);
   t.bytes.resize(static_cast<std::size_t>(elements) * width);
   t.values.resize(static_cast<std::size_t>(elements));
-  const distribution& d = buffer.init;
   const std::int64_t chunks = (elements + chunk_elements - 1) / chunk_elements;
   parallel_for(chunks, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t chunk = first; chunk < last; ++chunk) {
@@ -48,29 +54,45 @@ host_tensor generate_input(const buffer_spec& buffer, std::int64_t elements, std
       std::uniform_int_distribution<std::int64_t> integer(static_cast<std::int64_t>(d.low),
                                                           static_cast<std::int64_t>(d.high));
       const std::int64_t end = std::min(elements, (chunk + 1) * chunk_elements);
+      auto draw = [&] {
+        if (d.kind == "normal") return normal(rng);
+        if (d.kind == "uniform") return uniform(rng);
+        if (d.kind == "heavy_tailed") return d.scale * student(rng);
+        return static_cast<double>(integer(rng));
+      };
       for (std::int64_t i = chunk * chunk_elements; i < end; ++i) {
-        double v = 0.0;
-        if (d.kind == "normal") {
-          v = normal(rng);
-        } else if (d.kind == "uniform") {
-          v = uniform(rng);
-        } else if (d.kind == "heavy_tailed") {
-          v = d.scale * student(rng);
-        } else {
-          v = static_cast<double>(integer(rng));
-        }
         std::byte* element = t.bytes.data() + static_cast<std::size_t>(i) * width;
-        store_from_double(buffer.type, v, element);
+        store_from_double(type, draw(), element);
         // Rounding to a narrow type can land on `high`; [low, high) is the contract.
-        while (d.kind == "uniform" && load_as_double(buffer.type, element) >= d.high) {
-          store_from_double(buffer.type, uniform(rng), element);
+        while (d.kind == "uniform" && load_as_double(type, element) >= d.high) {
+          store_from_double(type, uniform(rng), element);
+        }
+        // A draw past the type's range (a heavy tail in f16 beyond 65504) would be an infinite
+        // input; the distribution is truncated to the finite values instead.
+        for (int tries = 0; is_floating(type) && !std::isfinite(load_as_double(type, element));
+             ++tries) {
+          if (tries == 1000) {
+            BLASTER_INPUT_ERROR("a {} distribution draws almost only values beyond what {} holds",
+                                d.kind, name_of(type));
+          }
+          store_from_double(type, draw(), element);
         }
         // The reference must see the rounded value the device receives, not the draw.
-        t.values[static_cast<std::size_t>(i)] = load_as_double(buffer.type, element);
+        t.values[static_cast<std::size_t>(i)] = load_as_double(type, element);
       }
     }
   });
   return t;
+}
+
+host_tensor generate_input(const buffer_spec& buffer, std::int64_t elements, std::uint64_t seed) {
+  return generate_input(buffer.type, buffer.init, elements, seed);
+}
+
+host_tensor generate_input(const task_spec& task, const buffer_spec& buffer, const task_case& c,
+                           std::uint64_t seed) {
+  return generate_input(buffer.type, task.input_distribution(buffer, c), task.elements(buffer, c),
+                        seed);
 }
 
 }  // namespace blaster

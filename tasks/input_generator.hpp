@@ -17,9 +17,18 @@ struct host_tensor {
   std::vector<double> values;
 };
 
-// Draws `elements` values from the buffer's distribution. The result depends only on the seed
-// (not on the thread count): each fixed-size chunk has its own generator seeded from it.
+// Draws `elements` values of `type` from `d`, whose case-dependent bounds must already be
+// evaluated (task_spec::input_distribution). The result depends only on the seed (not on the
+// thread count): each fixed-size chunk has its own generator seeded from it.
+host_tensor generate_input(dtype type, const distribution& d, std::int64_t elements,
+                           std::uint64_t seed);
+
+// The buffer's own distribution, for buffers whose draw does not depend on the case.
 host_tensor generate_input(const buffer_spec& buffer, std::int64_t elements, std::uint64_t seed);
+
+// What a check draws for input `buffer` in case `c`: the case's distribution and element count.
+host_tensor generate_input(const task_spec& task, const buffer_spec& buffer, const task_case& c,
+                           std::uint64_t seed);
 
 // A seed for one buffer of one case of one run, from the run's seed and the names.
 std::uint64_t derive_seed(std::uint64_t seed, std::string_view case_name,

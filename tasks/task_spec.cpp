@@ -85,19 +85,44 @@ class reader {
   std::string file_;
 };
 
+// An int_range bound: an integer, or an integer expression over the symbols ("C - 1").
+void read_int_bound(const reader& r, const json& j, const std::string& where, const char* key,
+                    double& value, std::optional<expression>& bound) {
+  if (!j.contains(key)) r.fail(where, fmt::format("missing \"{}\"", key));
+  const json& v = j[key];
+  const std::string at = fmt::format("{}.{}", where, key);
+  if (v.is_string()) {
+    bound = r.expr(v, at);
+    return;
+  }
+  if (!v.is_number() || v.get<double>() != std::floor(v.get<double>())) {
+    r.fail(at, "must be an integer or an integer expression over the symbols, e.g. \"C - 1\"");
+  }
+  value = v.get<double>();
+}
+
 distribution read_distribution(const reader& r, const json& j, const std::string& where) {
+  if (!j.is_object()) {
+    r.fail(where, "must be an object such as {\"dist\": \"normal\", \"mean\": 0, \"std\": 1}");
+  }
   distribution d;
   d.kind = r.text(j, where, "dist");
   if (d.kind == "normal") {
     r.only_keys(j, where, {"dist", "mean", "std"});
     d.mean = r.number(j, where, "mean", 0.0);
     d.stddev = r.number(j, where, "std", 1.0);
-  } else if (d.kind == "uniform" || d.kind == "int_range") {
+  } else if (d.kind == "uniform") {
     r.only_keys(j, where, {"dist", "low", "high"});
     d.low = r.number(j, where, "low");
     d.high = r.number(j, where, "high");
-    if (!(d.low < d.high) && !(d.kind == "int_range" && d.low == d.high)) {
-      r.fail(where, "\"low\" must be below \"high\"");
+    if (!(d.low < d.high)) r.fail(where, "\"low\" must be below \"high\"");
+  } else if (d.kind == "int_range") {
+    r.only_keys(j, where, {"dist", "low", "high"});
+    read_int_bound(r, j, where, "low", d.low, d.low_bound);
+    read_int_bound(r, j, where, "high", d.high, d.high_bound);
+    // Bounds that depend on the case are checked once every case is known.
+    if (!d.low_bound && !d.high_bound && d.low > d.high) {
+      r.fail(where, "\"low\" must not be above \"high\"");
     }
   } else if (d.kind == "heavy_tailed") {
     r.only_keys(j, where, {"dist", "dof", "scale"});
@@ -174,6 +199,19 @@ std::int64_t task_spec::elements(const buffer_spec& b, const task_case& c) const
   return count;
 }
 
+distribution task_spec::input_distribution(const buffer_spec& b, const task_case& c) const {
+  distribution d = b.init;
+  if (auto it = c.init.find(b.name); it != c.init.end()) d = it->second;
+  if (d.low_bound || d.high_bound) {
+    const symbol_table table = integer_symbols(c);
+    if (d.low_bound) d.low = static_cast<double>(d.low_bound->evaluate(table));
+    if (d.high_bound) d.high = static_cast<double>(d.high_bound->evaluate(table));
+    d.low_bound.reset();
+    d.high_bound.reset();
+  }
+  return d;
+}
+
 std::string task_spec::describe(const task_case& c) const {
   std::vector<std::string> parts;
   for (const auto& s : symbols) {
@@ -209,7 +247,7 @@ task_spec load_task(const std::filesystem::path& dir) {
   const reader r(file);
   r.only_keys(j, "task",
               {"name", "title", "kernelbench", "reference", "symbols", "buffers", "tolerance",
-               "roofline", "cases"});
+               "roofline", "timing", "cases"});
   task_spec task;
   task.dir = dir;
   task.name = r.text(j, "task", "name");
@@ -267,19 +305,31 @@ task_spec load_task(const std::filesystem::path& dir) {
   task.flops =
       roof.contains("flops") ? r.expr(roof["flops"], "roofline.flops") : expression::parse("0");
 
+  if (j.contains("timing")) {
+    r.only_keys(j["timing"], "timing", {"mode"});
+    const std::string mode = r.text(j["timing"], "timing", "mode");
+    if (mode != "hot" && mode != "cold" && mode != "graph") {
+      r.fail("timing.mode", fmt::format("\"{}\" is not a timing mode (hot, cold or graph)", mode));
+    }
+    task.timing_mode = mode;
+  }
+
   if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty()) {
     r.fail("cases", "must be a non-empty array");
   }
   for (std::size_t i = 0; i < j["cases"].size(); ++i) {
     const json& c = j["cases"][i];
     const std::string where = fmt::format("cases[{}]", i);
-    r.only_keys(c, where, {"name", "note", "canonical", "symbols"});
+    r.only_keys(c, where, {"name", "note", "canonical", "large", "symbols", "init"});
     task_case tc;
     tc.name = r.text(c, where, "name");
     tc.note = r.text(c, where, "note", "");
-    if (c.contains("canonical") && !c["canonical"].is_boolean()) {
-      r.fail(where + ".canonical", "must be true or false");
+    for (const char* flag : {"canonical", "large"}) {
+      if (c.contains(flag) && !c[flag].is_boolean()) {
+        r.fail(fmt::format("{}.{}", where, flag), "must be true or false");
+      }
     }
+    tc.large = c.value("large", false);
     if (c.value("canonical", false)) {
       if (!task.canonical_case.empty()) r.fail(where, "only one case may be canonical");
       task.canonical_case = tc.name;
@@ -289,6 +339,28 @@ task_spec load_task(const std::filesystem::path& dir) {
       const symbol_spec* s = task.find_symbol(symbol);
       if (s == nullptr) r.fail(where + ".symbols", fmt::format("unknown symbol \"{}\"", symbol));
       tc.values[symbol] = r.symbol_value(value, s->type, where + ".symbols." + symbol);
+    }
+    if (c.contains("init")) {
+      const json& init = c["init"];
+      if (!init.is_object()) {
+        r.fail(where + ".init",
+               "must be an object from input buffer to distribution, such as {\"x\": "
+               "{\"dist\": \"normal\", \"std\": 30}}");
+      }
+      for (const auto& [buffer, d] : init.items()) {
+        const std::string at = fmt::format("{}.init.{}", where, buffer);
+        const buffer_spec* b = task.find_buffer(buffer);
+        if (b == nullptr || b->role != buffer_role::input) {
+          std::vector<std::string> inputs;
+          for (const auto& candidate : task.buffers) {
+            if (candidate.role == buffer_role::input) inputs.push_back(candidate.name);
+          }
+          r.fail(at, fmt::format("{} \"{}\"; only inputs are drawn (inputs: {})",
+                                 b == nullptr ? "unknown buffer" : "an output buffer", buffer,
+                                 fmt::join(inputs, ", ")));
+        }
+        tc.init[buffer] = read_distribution(r, d, at);
+      }
     }
     for (const auto& s : task.symbols) {
       if (!s.value && !tc.values.contains(s.name)) {
@@ -303,7 +375,8 @@ task_spec load_task(const std::filesystem::path& dir) {
   if (task.canonical_case.empty()) task.canonical_case = task.cases.front().name;
 
   // Every expression must evaluate in every case now, not halfway through a run.
-  for (const auto& c : task.cases) {
+  for (std::size_t index = 0; index < task.cases.size(); ++index) {
+    const task_case& c = task.cases[index];
     const symbol_table symbols = task.integer_symbols(c);
     auto check = [&](const expression& e, const std::string& where) {
       try {
@@ -324,6 +397,22 @@ task_spec load_task(const std::filesystem::path& dir) {
     }
     check(task.bytes, "roofline.bytes");
     check(task.flops, "roofline.flops");
+    for (const auto& b : task.buffers) {
+      if (b.role != buffer_role::input) continue;
+      const std::string where = c.init.contains(b.name)
+                                    ? fmt::format("cases[{}].init.{}", index, b.name)
+                                    : fmt::format("buffers.{}.init", b.name);
+      distribution d;
+      try {
+        d = task.input_distribution(b, c);
+      } catch (const input_error& error) {
+        r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
+      }
+      if (d.kind == "int_range" && d.low > d.high) {
+        r.fail(where, fmt::format("in case {} ({}): \"low\" is {}, above \"high\" {}", c.name,
+                                  task.describe(c), d.low, d.high));
+      }
+    }
   }
   return task;
 }

@@ -24,6 +24,10 @@ struct distribution {
   double high = 1.0;
   double dof = 3.0;
   double scale = 1.0;
+  // int_range only: bounds that depend on the case ("C - 1" for class indices), evaluated into
+  // low and high by task_spec::input_distribution.
+  std::optional<expression> low_bound = std::nullopt;
+  std::optional<expression> high_bound = std::nullopt;
 };
 
 struct buffer_spec {
@@ -45,6 +49,10 @@ struct task_case {
   std::string name;
   std::string note;
   std::map<std::string, double, std::less<>> values;  // symbol -> value for this case
+  // KernelBench's current size, far above the one it was first published with.
+  bool large = false;
+  // input buffer -> how this case draws it instead of the buffer's own "init"
+  std::map<std::string, distribution, std::less<>> init = {};
 };
 
 struct tolerance {
@@ -66,6 +74,9 @@ struct task_spec {
   expression flops;
   std::vector<task_case> cases;
   std::string canonical_case;  // the case that is timed
+  // The timing mode the task's goals are stated in ("hot", "cold" or "graph"); unset leaves the
+  // choice to the user. Launch-bound tasks say "graph".
+  std::optional<std::string> timing_mode;
 
   [[nodiscard]] const task_case& find_case(std::string_view case_name) const;
   [[nodiscard]] const task_case& canonical() const { return find_case(canonical_case); }
@@ -77,6 +88,9 @@ struct task_spec {
   [[nodiscard]] symbol_table integer_symbols(const task_case& c) const;
   [[nodiscard]] std::vector<std::int64_t> shape(const buffer_spec& b, const task_case& c) const;
   [[nodiscard]] std::int64_t elements(const buffer_spec& b, const task_case& c) const;
+  // How input b is drawn in case c: the case's override, else the buffer's own, with bounds
+  // that depend on the case evaluated.
+  [[nodiscard]] distribution input_distribution(const buffer_spec& b, const task_case& c) const;
   [[nodiscard]] std::string describe(const task_case& c) const;  // "B=16 C=64 H=256 W=256"
 };
 
