@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -73,6 +74,7 @@ void probe(const worker_launcher& launcher, bench_report& report) {
   } else {
     report.device = device_properties_from_json(result.at("device"));
     report.copy = copy_bandwidth_from_json(result.at("copy"));
+    report.matrix = matrix_rate_from_json(result.at("matrix"));
     report.floors = launch_floors_from_json(result.at("launch_floors"));
   }
   report.gpu = report.gpu_unavailable.empty();
@@ -130,10 +132,12 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   if (options.skip_baseline) files.erase(files.begin());
   report.task = task.name;
   report.title = task.title;
-  report.canonical_case = task.canonical_case;
-  report.canonical_shape = task.describe(task.canonical());
-  report.roofline_bytes = task.bytes.evaluate(task.integer_symbols(task.canonical()));
-  report.roofline_flops = task.flops.evaluate(task.integer_symbols(task.canonical()));
+  const task_case& timed =
+      task.find_case(options.timed_case.empty() ? task.canonical_case : options.timed_case);
+  report.timed_case = timed.name;
+  report.timed_shape = task.describe(timed);
+  report.roofline_bytes = task.bytes.evaluate(task.integer_symbols(timed));
+  report.roofline_flops = task.flops.evaluate(task.integer_symbols(timed));
   for (const auto& b : task.buffers) {
     if (b.role == buffer_role::input) {
       report.dtype = std::string(name_of(b.type));
@@ -144,8 +148,14 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.home = records.home().string();
   spdlog::info("compiling {} candidate files of task {} for {}", files.size(), task.name,
                report.arch);
-  out.loaded.reserve(files.size());  // runnable entries point into it
-  for (const auto& file : files) out.loaded.push_back(load_candidate(file, report.arch, &cache));
+  out.loaded.reserve(files.size());                  // runnable entries point into it
+  std::vector<std::future<candidate_file>> loading;  // files compile side by side, too
+  for (const auto& file : files) {
+    loading.push_back(std::async(std::launch::async, [&file, &report, &cache] {
+      return load_candidate(file, report.arch, &cache);
+    }));
+  }
+  for (auto& f : loading) out.loaded.push_back(f.get());
   for (const auto& f : out.loaded) {
     const bool is_baseline = !options.skip_baseline && &f == &out.loaded.front();
     const std::string source_sha256 = records.cas().put(f.source);
@@ -227,9 +237,9 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
              const worker_launcher& launcher, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable) {
   report.seeds = gate_seeds(report.seed);
-  spdlog::info("computing inputs and float64 references: {} cases x {} seeds", task.cases.size(),
-               report.seeds.size());
-  const gate_data data(task, reference, report.seeds, launcher.dir);
+  spdlog::info("computing inputs and float64 references for the gate");
+  const gate_data data(task, reference, report.seeds, launcher.dir, report.timed_case);
+  spdlog::info("{} checks over {} cases", data.checks().size(), task.cases.size());
   report.warnings = data.warnings();
   for (const auto& w : report.warnings) spdlog::warn("task design: {}", w);
 
@@ -244,10 +254,15 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
     const gate_outcome gate =
         run_gate(task, data, request, launcher, deadline.value_or(first_deadline));
     r.gate_s = gate.wall_s;
+    r.gate_profile = gate.profile;
     r.checks = gate.checks;
     if (gate.reason != reason_code::none) {
       reject(r, gate.reason, gate.message);
     } else {
+      // Its timing compares its launches with its own gated output, which the next variant's
+      // gate overwrites in the shared file.
+      request.outputs_file = launcher.dir / fmt::format("timed-outputs-{}.bin", p.result);
+      request.outputs_base = data.keep_timed_outputs(request.outputs_file);
       survivors.emplace_back(p.result, std::move(request));
     }
     if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
@@ -277,6 +292,10 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       const timing_outcome timed =
           run_timing(data, request, launcher, deadline.value_or(first_deadline));
       r.timing_s = std::max(r.timing_s, timed.wall_s);
+      if (entry != again && r.first_timing_s == 0.0) {
+        r.first_timing_s = timed.wall_s;
+        r.timing_profile = timed.profile;
+      }
       if (timed.reason != reason_code::none) {
         reject(r, timed.reason, timed.message);
         continue;
@@ -322,6 +341,9 @@ void summarize(store& records, const task_spec& task, const bench_options& optio
     r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
                      report.copy->bytes_per_second;
     r.flops_per_second = static_cast<double>(report.roofline_flops) / seconds;
+    if (report.matrix) {
+      r.matrix_rate_pct = 100.0 * *r.flops_per_second / report.matrix->flops_per_second;
+    }
     r.time_over_floor =
         seconds / (static_cast<double>(report.roofline_bytes) / report.copy->bytes_per_second);
     if (report.floors) {
@@ -338,10 +360,14 @@ void summarize(store& records, const task_spec& task, const bench_options& optio
                                              .seed = report.bootstrap_seed});
       }
     }
-    const json samples = {
-        {"mode", to_string(r.timing->mode)}, {"inner", r.timing->inner},
-        {"sample_us", r.timing->sample_us},  {"session_medians_us", r.session_medians_us},
-        {"case", task.canonical_case},       {"shape", report.canonical_shape}};
+    json samples = {{"mode", to_string(r.timing->mode)},
+                    {"inner", r.timing->inner},
+                    {"source", r.timing->source},
+                    {"sample_us", r.timing->sample_us},
+                    {"session_medians_us", r.session_medians_us},
+                    {"case", report.timed_case},
+                    {"shape", report.timed_shape}};
+    if (!r.timing->event_us.empty()) samples["event_us"] = r.timing->event_us;
     r.samples_sha256 = records.cas().put(samples.dump());
   }
 }
@@ -371,11 +397,16 @@ bench_report compile_task(const bench_options& options, store& records) {
   return report;
 }
 
-bench_report run_bench(const bench_options& options, store& records) {
+bench_report run_bench(const bench_options& given, store& records) {
   const auto started = std::chrono::steady_clock::now();
   compiled_candidates compiled{
-      .task = load_task(options.root / "tasks" / options.task), .loaded = {}, .runnable = {}};
+      .task = load_task(given.root / "tasks" / given.task), .loaded = {}, .runnable = {}};
   const task_spec& task = compiled.task;
+  bench_options options = given;
+  if (!options.mode_given && task.timing_mode) {
+    // The mode the task's goals are stated in: launch-bound tasks say graph.
+    options.timing.mode = parse_timing_mode(*task.timing_mode).value_or(options.timing.mode);
+  }
   const reference_fn reference = find_reference(task.reference);
 
   bench_report report;

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/launch_floor.hpp"
+#include "benchmarking/matrix_rate.hpp"
 #include "benchmarking/verdict.hpp"
 #include "core/cuda_context.hpp"
 #include "profiling/resource_report.hpp"
@@ -30,7 +33,9 @@ struct bench_options {
   std::string arch;                   // empty: the GPU's, or sm_90a without one
   std::optional<std::uint64_t> seed;  // none: drawn at run time
   timing_options timing;
-  std::string command;  // as the user typed it, for the record
+  bool mode_given = false;  // false: the task's timing mode when it names one, else timing.mode
+  std::string timed_case;   // empty: the task's canonical case
+  std::string command;      // as the user typed it, for the record
   // The blaster executable that runs each evaluation in a child process; empty: this one.
   std::filesystem::path worker_executable;
   // Per evaluation (gate or timing); none: a few seconds beyond what the baseline needed.
@@ -57,8 +62,12 @@ struct variant_result {
   bool cache_hit = false;
   std::vector<kernel_resources> resources;
   std::vector<case_check> checks;
-  double gate_s = 0.0;                     // [seconds] the gate worker's wall time
-  double timing_s = 0.0;                   // [seconds] the longest timing worker's wall time
+  double gate_s = 0.0;          // [seconds] the gate worker's wall time
+  double timing_s = 0.0;        // [seconds] the longest timing worker's wall time
+  double first_timing_s = 0.0;  // [seconds] the first session's timing worker
+  // [milliseconds] by worker step: where the gate's and the first timing's wall time went.
+  nlohmann::json gate_profile = nlohmann::json::object();
+  nlohmann::json timing_profile = nlohmann::json::object();
   std::optional<timing_samples> timing;    // the first session's samples
   std::vector<double> session_medians_us;  // [microseconds] one per session, in order
   std::optional<double> time_us;           // [microseconds] the median of the session medians
@@ -70,6 +79,7 @@ struct variant_result {
   std::optional<double> bandwidth_gbs;     // roofline bytes over time [GB/s]
   std::optional<double> roofline_pct;      // bandwidth over the measured copy bandwidth [%]
   std::optional<double> flops_per_second;  // the task's flops over the time
+  std::optional<double> matrix_rate_pct;   // flops_per_second against the measured matrix rate
   std::optional<double> time_over_floor;   // the time over roofline bytes at copy bandwidth
   std::string source_sha256;
   std::string cubin_sha256;
@@ -79,9 +89,9 @@ struct variant_result {
 struct bench_report {
   std::string task;
   std::string title;
-  std::string canonical_case;
-  std::string canonical_shape;  // "B=16 C=64 H=256 W=256"
-  std::string dtype;            // of the first input, e.g. "f16"
+  std::string timed_case;   // the task's canonical case unless --case names another
+  std::string timed_shape;  // "B=16 C=64 H=256 W=256"
+  std::string dtype;        // of the first input, e.g. "f16"
   std::int64_t roofline_bytes = 0;
   std::int64_t roofline_flops = 0;
   std::string arch;
@@ -95,6 +105,7 @@ struct bench_report {
   std::string gpu_unavailable;  // why correctness and timing did not run
   std::optional<cuda::device_properties> device;
   std::optional<copy_bandwidth> copy;
+  std::optional<matrix_rate> matrix;
   std::optional<launch_floors> floors;
   int sessions = 1;
   std::uint64_t bootstrap_seed = 0;
@@ -107,7 +118,7 @@ struct bench_report {
 };
 
 // Compiles every candidate, checks each variant on every case against the float64 reference,
-// times the survivors on the canonical case, and records the run in the store. Problems with the
+// times the survivors on the timed case, and records the run in the store. Problems with the
 // task itself are input_errors; problems with a candidate are verdicts in its result.
 bench_report run_bench(const bench_options& options, store& records);
 

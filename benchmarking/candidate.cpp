@@ -1,6 +1,7 @@
 #include "benchmarking/candidate.hpp"
 
 #include <algorithm>
+#include <future>
 
 #include <fmt/ranges.h>
 
@@ -64,6 +65,7 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
     result.plan_error = e.what();
     return result;
   }
+  std::vector<compile_request> requests;  // one per variant, in order
   for (const auto& params : expand_params(*result.plan)) {
     candidate_variant v;
     v.candidate = result.name;
@@ -93,7 +95,20 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
     request.name_expressions.erase(
         std::unique(request.name_expressions.begin(), request.name_expressions.end()),
         request.name_expressions.end());
-    v.compiled = compile_cached(request, cache);
+    requests.push_back(std::move(request));
+    result.variants.push_back(std::move(v));
+  }
+  // NVRTC compiles separate programs on separate threads; the variants of a file are
+  // independent, so a cold compile takes about as long as its slowest variant.
+  std::vector<std::future<compile_output>> compiled;
+  compiled.reserve(requests.size());
+  for (const auto& request : requests) {
+    compiled.push_back(std::async(std::launch::async,
+                                  [&request, cache] { return compile_cached(request, cache); }));
+  }
+  for (std::size_t i = 0; i < result.variants.size(); ++i) {
+    candidate_variant& v = result.variants[i];
+    v.compiled = compiled[i].get();
     if (v.compiled.ok) {
       // Keep the report of the kernels the plan launches, in plan order.
       const auto all = parse_ptxas_log(v.compiled.log);
@@ -109,7 +124,6 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
         }
       }
     }
-    result.variants.push_back(std::move(v));
   }
   return result;
 }

@@ -54,7 +54,7 @@ copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::
     for (unsigned threads : {256U, 512U}) {
       const unsigned grid = static_cast<unsigned>(sms * blocks_per_sm);
       const auto samples = time_kernel(
-          [&](CUstream s) {
+          [&](CUstream s, int) {
             cuda::check(
                 cuda::driver().cuLaunchKernel(copy, grid, 1, 1, threads, 1, 1, 0, s, args, nullptr),
                 "launching the copy-bandwidth kernel");

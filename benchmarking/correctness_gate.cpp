@@ -58,16 +58,25 @@ std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed) {
 }
 
 gate_data::gate_data(const task_spec& task, reference_fn reference,
-                     const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir)
+                     const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir,
+                     const std::string& timed_case)
     : inputs_path_(dir / "inputs.bin"), outputs_path_(dir / "outputs.bin") {
+  const std::string& timed = timed_case.empty() ? task.canonical_case : timed_case;
   // Lay out every check: its inputs in one file, its outputs in the other.
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
   auto align = [](std::size_t n) { return (n + 4095) / 4096 * 4096; };
   for (const auto& c : task.cases) {
-    for (std::size_t s = 0; s < seeds.size(); ++s) {
-      gate_check check{
-          .case_name = c.name, .seed = seeds[s], .repeat = s == 0, .inputs = {}, .outputs = {}};
+    // A large case (gigabytes, KernelBench's current size) is checked only when it is timed, and
+    // with the run's own seed alone: it adds index ranges to the proof, not more values.
+    if (c.large && c.name != timed) continue;
+    const std::size_t first_seed = c.large ? seeds.size() - 1 : 0;
+    for (std::size_t s = first_seed; s < seeds.size(); ++s) {
+      gate_check check{.case_name = c.name,
+                       .seed = seeds[s],
+                       .repeat = s == first_seed,
+                       .inputs = {},
+                       .outputs = {}};
       for (const auto& b : task.buffers) {
         const std::size_t bytes = static_cast<std::size_t>(task.elements(b, c)) * size_of(b.type);
         std::size_t& cursor = b.role == buffer_role::input ? input_bytes : output_bytes;
@@ -75,7 +84,7 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
             .push_back({b.name, cursor, bytes, {}});
         cursor += align(bytes);
       }
-      if (c.name == task.canonical_case && s + 1 == seeds.size()) timed_check_ = checks_.size();
+      if (c.name == timed && s + 1 == seeds.size()) timed_check_ = checks_.size();
       checks_.push_back(std::move(check));
     }
   }
@@ -126,6 +135,17 @@ std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t ou
   return outputs_.slice(slot.offset, slot.bytes);
 }
 
+std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path) const {
+  const auto& slots = checks_.at(timed_check_).outputs;
+  const std::size_t base = slots.empty() ? 0 : slots.front().offset;
+  const std::size_t end = slots.empty() ? 0 : slots.back().offset + slots.back().bytes;
+  const auto bytes = outputs_.slice(base, end - base);
+  // Scratch for this run alone: no need for write_file_atomically's fsync.
+  mapped_file kept = mapped_file::create(path, std::max<std::size_t>(bytes.size(), 1));
+  std::copy(bytes.begin(), bytes.end(), kept.slice(0, bytes.size()).begin());
+  return base;
+}
+
 worker_answer worker_launcher::run(const worker_request& request,
                                    std::chrono::milliseconds deadline) const {
   const auto request_path =
@@ -139,15 +159,31 @@ worker_answer worker_launcher::run(const worker_request& request,
   worker_answer answer;
   answer.wall_s = outcome.wall_s;
   json result;
+  // Each step lasts until the next message; what precedes the first is the worker's start.
+  std::string current = "start";
+  double since_ms = 0.0;
+  auto account = [&](double until_ms) {
+    const double previous = answer.profile.value(current, 0.0);
+    answer.profile[current] = previous + std::max(0.0, until_ms - since_ms);
+    since_ms = until_ms;
+  };
   for (const auto& line : outcome.messages) {
     const json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!message.is_object()) continue;
+    if (message.contains("ms") && message["ms"].is_number()) {
+      account(message["ms"].get<double>());
+      if (message.contains("step") && message["step"].is_string()) {
+        const auto name = message["step"].get<std::string>();
+        current = name.substr(0, name.find(' '));  // "run 2" counts as "run"
+      }
+    }
     if (message.contains("step")) {
       last_step = message.dump();
     } else if (message.contains("result")) {
       result = message["result"];
     }
   }
+  answer.profile["process"] = std::max(0.0, 1000.0 * outcome.wall_s - since_ms);
   if (!result.is_null() && outcome.how != worker_outcome::ending::timed_out) {
     answer.result = std::move(result);
     return answer;
@@ -173,7 +209,10 @@ worker_request with_data(worker_request request, const gate_data& data, worker_p
   request.checks = data.checks();
   request.timed_check = data.timed_check();
   request.inputs_file = data.inputs_file();
-  request.outputs_file = data.outputs_file();
+  if (phase == worker_phase::gate || request.outputs_file.empty()) {
+    request.outputs_file = data.outputs_file();
+    request.outputs_base = 0;
+  }
   return request;
 }
 
@@ -186,6 +225,7 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
   const json& result = answer.result;
   gate_outcome out;
   out.wall_s = answer.wall_s;
+  out.profile = answer.profile;
 
   auto fail = [&](reason_code reason, std::string message) {
     if (out.reason != reason_code::none) return;
@@ -277,6 +317,7 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   const json& result = answer.result;
   timing_outcome out;
   out.wall_s = answer.wall_s;
+  out.profile = answer.profile;
   if (result.is_null()) {
     out.reason = answer.ended;
     out.message = "timing: " + answer.why;
@@ -306,7 +347,11 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   timing_samples samples;
   samples.mode = parse_timing_mode(t.at("mode").get<std::string>()).value_or(timing_mode::hot);
   samples.inner = t.at("inner").get<int>();
+  samples.copies = t.value("copies", 1);
+  samples.source = t.at("source").get<std::string>();
   samples.sample_us = t.at("sample_us").get<std::vector<double>>();
+  samples.event_us = t.at("event_us").get<std::vector<double>>();
+  samples.taken = t.at("taken").get<int>();
   samples.median_us = t.at("median_us").get<double>();
   samples.noise = t.at("noise").get<double>();
   samples.stopped_by = t.at("stopped_by").get<std::string>();
@@ -315,6 +360,7 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   const json& activity = t.at("activity");
   samples.kernel_us = activity.at("kernel_us").get<double>();
   samples.activity_event_us = activity.at("event_us").get<double>();
+  samples.observed_runs = activity.at("runs").get<int>();
   for (const auto& k : activity.at("kernels")) {
     samples.kernels.emplace_back(k.at("kernel").get<std::string>(), k.at("count").get<int>());
   }

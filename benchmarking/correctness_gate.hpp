@@ -30,8 +30,9 @@ std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed);
 // memory.
 class gate_data {
  public:
+  // `timed_case` empty: the task's canonical case.
   gate_data(const task_spec& task, reference_fn reference, const std::vector<std::uint64_t>& seeds,
-            const std::filesystem::path& dir);
+            const std::filesystem::path& dir, const std::string& timed_case = {});
   ~gate_data();
   gate_data(const gate_data&) = delete;
   gate_data& operator=(const gate_data&) = delete;
@@ -39,10 +40,14 @@ class gate_data {
   [[nodiscard]] const std::vector<gate_check>& checks() const { return checks_; }
   [[nodiscard]] const std::filesystem::path& inputs_file() const { return inputs_path_; }
   [[nodiscard]] const std::filesystem::path& outputs_file() const { return outputs_path_; }
-  // The check of the canonical case with the run's own seed: what timing uses.
+  // The check of the timed case with the run's own seed: what timing uses.
   [[nodiscard]] std::size_t timed_check() const { return timed_check_; }
   [[nodiscard]] std::span<const double> expected(std::size_t check, std::size_t output) const;
   [[nodiscard]] std::span<const std::byte> produced(std::size_t check, std::size_t output) const;
+  // Saves the timed check's outputs as the last gate left them to `path`, for that variant's
+  // timing to compare its own launches against: the next variant's gate overwrites them here.
+  // Returns the offset in the gate's layout where the saved bytes start.
+  std::size_t keep_timed_outputs(const std::filesystem::path& path) const;
   // Task-design guards: outputs a constant or a zero could match within the tolerance.
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -71,6 +76,7 @@ struct gate_outcome {
   std::string message;  // the evidence, one line
   std::vector<case_check> checks;
   double wall_s = 0.0;
+  nlohmann::json profile;  // worker_answer::profile
 };
 
 struct timing_outcome {
@@ -78,6 +84,7 @@ struct timing_outcome {
   std::string message;
   std::optional<timing_samples> timing;
   double wall_s = 0.0;
+  nlohmann::json profile;  // worker_answer::profile
 };
 
 // What a worker answered: its result object, or why there is none.
@@ -86,6 +93,9 @@ struct worker_answer {
   reason_code ended = reason_code::none;  // timeout or crash, when result is null
   std::string why;                        // the same in words, with the worker's last step
   double wall_s = 0.0;                    // [seconds]
+  // [milliseconds] where the wall time went, by the worker's steps ("context", "run", ...);
+  // "process" is what the worker did not see: starting and ending the process.
+  nlohmann::json profile = nlohmann::json::object();
 };
 
 // How the parent starts a worker: the blaster executable and the run's scratch folder.

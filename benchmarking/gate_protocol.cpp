@@ -93,6 +93,16 @@ copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& c) {
           .config = c.at("config").get<std::string>()};
 }
 
+nlohmann::json to_json(const matrix_rate& m) {
+  return {{"flops_per_second", m.flops_per_second}, {"time_us", m.time_us}, {"config", m.config}};
+}
+
+matrix_rate matrix_rate_from_json(const nlohmann::json& m) {
+  return {.flops_per_second = m.at("flops_per_second").get<double>(),
+          .time_us = m.at("time_us").get<double>(),
+          .config = m.at("config").get<std::string>()};
+}
+
 nlohmann::json to_json(const launch_floors& f) {
   return {{"hot_us", f.hot_us}, {"cold_us", f.cold_us}, {"graph_us", f.graph_us}};
 }
@@ -111,7 +121,8 @@ nlohmann::json to_json(const timing_options& o) {
           {"max_samples", o.max_samples},
           {"max_noise", o.max_noise},
           {"budget_ms", o.budget_ms},
-          {"min_clock_fraction", o.min_clock_fraction}};
+          {"min_clock_fraction", o.min_clock_fraction},
+          {"rotate_buffers", o.rotate_buffers}};
 }
 
 timing_options timing_options_from_json(const nlohmann::json& j) {
@@ -125,6 +136,7 @@ timing_options timing_options_from_json(const nlohmann::json& j) {
   o.max_noise = j.at("max_noise").get<double>();
   o.budget_ms = j.at("budget_ms").get<double>();
   o.min_clock_fraction = j.at("min_clock_fraction").get<double>();
+  o.rotate_buffers = j.value("rotate_buffers", false);
   return o;
 }
 
@@ -148,6 +160,7 @@ nlohmann::json to_json(const worker_request& r) {
           {"checks", checks},
           {"inputs_file", r.inputs_file.string()},
           {"outputs_file", r.outputs_file.string()},
+          {"outputs_base", r.outputs_base},
           {"determinism_runs", r.determinism_runs},
           {"canary_pattern", r.canary_pattern},
           {"canary_bytes", r.canary_bytes},
@@ -173,6 +186,7 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   }
   r.inputs_file = j.at("inputs_file").get<std::string>();
   r.outputs_file = j.at("outputs_file").get<std::string>();
+  r.outputs_base = j.at("outputs_base").get<std::size_t>();
   r.determinism_runs = j.at("determinism_runs").get<int>();
   r.canary_pattern = j.at("canary_pattern").get<std::uint32_t>();
   r.canary_bytes = j.at("canary_bytes").get<std::size_t>();

@@ -16,6 +16,7 @@
 #include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/launch_floor.hpp"
+#include "benchmarking/matrix_rate.hpp"
 #include "core/cuda_context.hpp"
 
 namespace blaster {
@@ -55,6 +56,9 @@ struct worker_request {
   std::vector<gate_check> checks;
   std::filesystem::path inputs_file;
   std::filesystem::path outputs_file;
+  // Time phase: outputs_file holds only the timed check's outputs, as this variant's gate left
+  // them, starting at this offset of the gate's layout.
+  std::size_t outputs_base = 0;
   int determinism_runs = 5;
   std::uint32_t canary_pattern = 0;  // drawn per run: a kernel cannot know what to write back
   std::size_t canary_bytes = 4096;   // [bytes] before and after every buffer
@@ -68,6 +72,8 @@ nlohmann::json to_json(const cuda::device_properties& device);
 cuda::device_properties device_properties_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const copy_bandwidth& copy);
 copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const matrix_rate& rate);
+matrix_rate matrix_rate_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const launch_floors& floors);
 launch_floors launch_floors_from_json(const nlohmann::json& j);
 

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -34,8 +36,14 @@ namespace {
 
 using json = nlohmann::json;
 
-// The result channel: one JSON document per line.
-void send(const json& message) {
+std::chrono::steady_clock::time_point worker_start;
+
+// The result channel: one JSON document per line, each stamped with the milliseconds since the
+// worker started, so that the parent can tell where an evaluation's time goes.
+void send(json message) {
+  message["ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - worker_start)
+          .count();
   const std::string line = message.dump() + "\n";
   std::string_view rest = line;
   while (!rest.empty()) {
@@ -145,6 +153,13 @@ struct worker_context {
   std::optional<cuda::module> module;
   mapped_file inputs;
   mapped_file outputs;
+  // Host memory for what is downloaded only to be compared, kept across checks: a fresh
+  // vector would be zero-filled and paged in for every download.
+  std::vector<std::byte> host;
+  std::span<std::byte> host_bytes(std::size_t bytes) {
+    if (host.size() < bytes) host.resize(bytes);
+    return {host.data(), bytes};
+  }
 };
 
 check_buffers allocate_check(worker_context& w, const gate_check& check,
@@ -221,7 +236,6 @@ json run_check(worker_context& w, std::size_t index) {
 
   json result = {{"check", index}, {"case", check.case_name}, {"seed", check.seed}};
   const int runs = check.repeat ? w.request.determinism_runs : 1;
-  std::vector<std::byte> again;
   for (int run = 0; run < runs; ++run) {
     if (run > 0) {
       poison(w, buffers);
@@ -236,7 +250,7 @@ json run_check(worker_context& w, std::size_t index) {
         buffers.buffers.at(slot.buffer).download(checked);
         continue;
       }
-      again.resize(slot.bytes);
+      const std::span<std::byte> again = w.host_bytes(slot.bytes);
       buffers.buffers.at(slot.buffer).download(again);
       if (auto d = compare_bytes(checked, again, width_of(w, slot.buffer));
           d && !result.contains("nondeterministic")) {
@@ -261,7 +275,7 @@ json run_check(worker_context& w, std::size_t index) {
   json inputs = json::array();
   for (const auto& slot : check.inputs) {
     const auto uploaded = w.inputs.slice(slot.offset, slot.bytes);
-    std::vector<std::byte> now(slot.bytes);
+    const std::span<std::byte> now = w.host_bytes(slot.bytes);
     buffers.buffers.at(slot.buffer).download(now);
     // Compared bit for bit; the digest after is computed only when it differs from before.
     json entry = {
@@ -277,71 +291,55 @@ json run_check(worker_context& w, std::size_t index) {
   return result;
 }
 
-// What actually ran, from CUPTI's kernel records over one more pass of `runs` launches of the
-// plan in the mode's way (cold: each after an L2 flush), beside the pass's event time.
-json observe_kernels(worker_context& w, const launch_sequence& launches, const resolved_plan& plan,
-                     int runs, const std::function<void(CUstream)>& flush_l2) {
-  kernel_activity activity;
-  cuda::event start;
-  cuda::event stop;
-  double event_ms = 0.0;
-  if (flush_l2) {
-    for (int i = 0; i < runs; ++i) {
-      flush_l2(w.stream.get());
-      start.record(w.stream);
-      launches.enqueue(w.stream.get());
-      stop.record(w.stream);
-      event_ms += cuda::elapsed_ms(start, stop);
-    }
-  } else {
-    start.record(w.stream);
-    for (int i = 0; i < runs; ++i) launches.enqueue(w.stream.get());
-    stop.record(w.stream);
-    event_ms = cuda::elapsed_ms(start, stop);
+// What CUPTI recorded of a timing: which kernels ran and how often, beside their device time
+// and the events' time, and how they differ from the plan's, if they do.
+json account(const kernel_recorder& recorder, const resolved_plan& plan, const timing_samples& t) {
+  if (t.observed_runs == 0) {
+    return {
+        {"runs", 0},
+        {"kernels", json::array()},
+        {"kernel_us", 0.0},
+        {"event_us", 0.0},
+        {"matches_plan", false},
+        {"error", "CUPTI is unavailable (" + recorder.unavailable() + "): nothing was recorded"}};
   }
-  w.stream.synchronize();
-  const std::vector<kernel_record> records = activity.collect();
-
+  const std::map<std::string, int>& seen = recorder.seen();
   std::map<std::string, int> expected;
-  for (const auto& l : plan.launches) expected[l.lowered] += runs;
-  std::map<std::string, std::pair<int, double>> seen;  // name -> count, [ns]
-  double kernel_ns = 0.0;
-  for (const auto& r : records) {
-    const auto ns = static_cast<double>(r.end_ns - r.start_ns);
-    seen[r.name].first += 1;
-    seen[r.name].second += ns;
-    kernel_ns += ns;
-  }
+  for (const auto& l : plan.launches) expected[l.lowered] += t.observed_runs;
   json kernels = json::array();
-  bool matches = seen.size() == expected.size();
-  for (const auto& [name, count_ns] : seen) {
-    kernels.push_back({{"kernel", name},
-                       {"count", count_ns.first},
-                       {"mean_us", count_ns.second / count_ns.first / 1000.0}});
-    const auto it = expected.find(name);
-    matches = matches && it != expected.end() && it->second == count_ns.first;
+  int executions = 0;
+  for (const auto& [name, count] : seen) {
+    kernels.push_back({{"kernel", name}, {"count", count}});
+    executions += count;
   }
-  const double kernel_us = kernel_ns / 1000.0 / runs;
-  const double event_us = event_ms * 1000.0 / runs;
-  json out = {{"runs", runs},
+  json out = {{"runs", t.observed_runs},
               {"kernels", kernels},
-              {"kernel_us", kernel_us},
-              {"event_us", event_us},
-              {"matches_plan", matches}};
-  // Kernels cannot take longer on the device than the events around them; a small bound
-  // allows for the two clocks' granularity.
-  if (!matches) {
+              {"kernel_us", t.kernel_us},
+              {"event_us", t.activity_event_us},
+              {"matches_plan", seen == expected}};
+  // Kernels cannot take longer on the device than the events around them; the bound allows
+  // for the two clocks' granularity.
+  if (seen != expected) {
     out["error"] = fmt::format(
-        "CUPTI saw {} kernel executions of {} names; the plan launches {} "
-        "kernels {} times",
-        records.size(), seen.size(), expected.size(), runs);
-  } else if (kernel_us > event_us * 1.02 + 0.5) {
+        "CUPTI saw {} kernel executions of {} names; the plan launches {} kernels {} times",
+        executions, seen.size(), expected.size(), t.observed_runs);
+  } else if (t.kernel_us > t.activity_event_us * 1.02 + 0.5) {
     out["error"] = fmt::format(
-        "the kernels took {:.2f} us on the device but the events around "
-        "them only {:.2f} us",
-        kernel_us, event_us);
+        "the kernels took {:.2f} us on the device but the events around them only {:.2f} us",
+        t.kernel_us, t.activity_event_us);
   }
   return out;
+}
+
+// How many buffer sets a rotating timing needs so that the sets of one sample span twice the
+// L2: a launch then finds none of its inputs left in the cache by the launches before it.
+int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
+  std::size_t bytes = 0;
+  for (const auto& [name, buffer] : one.buffers) bytes += buffer.bytes();
+  const auto wanted =
+      (2 * static_cast<std::size_t>(l2_bytes) + bytes - 1) / std::max<std::size_t>(bytes, 1);
+  constexpr std::size_t most = 1024;  // beyond this the sets are tiny and launches dominate
+  return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
 
 json run_timing(worker_context& w) {
@@ -349,25 +347,42 @@ json run_timing(worker_context& w) {
   const gate_check& check = w.request.checks.at(index);
   const task_case& c = w.task.find_case(check.case_name);
   const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
-  check_buffers buffers = allocate_check(w, check, plan);
-  poison(w, buffers);
+  const auto& device = w.context.properties();
+  std::vector<check_buffers> sets;
+  sets.push_back(allocate_check(w, check, plan));
+  const bool rotate = w.request.timing.rotate_buffers && w.request.timing.mode != timing_mode::cold;
+  const int copies = rotate ? rotation_copies(sets.front(), device.l2_bytes) : 1;
+  while (static_cast<int>(sets.size()) < copies) sets.push_back(allocate_check(w, check, plan));
+  std::vector<launch_sequence> launches;
+  for (auto& set : sets) {
+    poison(w, set);
+    launches.emplace_back(plan, *w.module, set.pointers);
+  }
   settle(w);
-  const launch_sequence launches(plan, *w.module, buffers.pointers);
+  auto enqueue = [&](CUstream s, int i) {
+    launches[static_cast<std::size_t>(i) % sets.size()].enqueue(s);
+  };
 
-  // Does the last launch before this point reproduce the output the gate checked?
-  auto stale = [&]() -> json {
+  // Does the last launch on each of the first `used` sets reproduce the output the gate checked?
+  auto stale = [&](std::size_t used) -> json {
     w.stream.synchronize();
-    std::vector<std::byte> now;
-    for (const auto& slot : check.outputs) {
-      now.resize(slot.bytes);
-      buffers.buffers.at(slot.buffer).download(now);
-      if (auto d = compare_bytes(w.outputs.slice(slot.offset, slot.bytes), now,
-                                 width_of(w, slot.buffer))) {
-        return {
-            {"buffer", slot.buffer}, {"first_index", d->first}, {"differing_elements", d->count}};
+    for (std::size_t k = 0; k < std::min(used, sets.size()); ++k) {
+      for (const auto& slot : check.outputs) {
+        const std::span<std::byte> now = w.host_bytes(slot.bytes);
+        sets[k].buffers.at(slot.buffer).download(now);
+        const auto gated = w.outputs.slice(slot.offset - w.request.outputs_base, slot.bytes);
+        if (auto d = compare_bytes(gated, now, width_of(w, slot.buffer))) {
+          return {{"buffer", slot.buffer},
+                  {"copy", k},
+                  {"first_index", d->first},
+                  {"differing_elements", d->count}};
+        }
       }
     }
     return nullptr;
+  };
+  auto poison_all = [&] {
+    for (auto& set : sets) poison(w, set);
   };
   // The sample whose output is checked is drawn from a seed the kernel cannot see; its outputs
   // are poisoned first, outside the timed region, so that only its own launches can fill them.
@@ -377,44 +392,53 @@ json run_timing(worker_context& w) {
   const int spot_sample =
       static_cast<int>(w.request.spot_seed % static_cast<std::uint64_t>(always));
   json spot_result = nullptr;
-  const spot_check spot{.sample = spot_sample,
-                        .before = [&] { poison(w, buffers); },
-                        .after = [&] { spot_result = stale(); }};
+  const spot_check spot{.sample = spot_sample, .before = poison_all, .after = [&](int inner) {
+                          spot_result = stale(static_cast<std::size_t>(inner));
+                        }};
   // Cold mode evicts the L2 by writing a buffer twice its size before each launch.
-  const auto& device = w.context.properties();
   std::optional<cuda::device_buffer> flush;
   if (w.request.timing.mode == timing_mode::cold) {
     flush.emplace(2 * static_cast<std::size_t>(device.l2_bytes));
   }
   const sm_clock_probe clock(w.request.arch, &*w.cache);
-  const timing_environment environment{
-      .flush_l2 = [&](CUstream s) { flush->fill_u32(0x5A5A5A5AU, s); },
-      .clock = &clock,
-      .rated_clock_mhz = device.sm_clock_khz / 1000.0};
+  kernel_recorder recorder({std::string(sm_clock_probe::kernel_name)});
+  timing_environment environment{.flush_l2 = [&](CUstream s) { flush->fill_u32(0x5A5A5A5AU, s); },
+                                 .clock = &clock,
+                                 .rated_clock_mhz = device.sm_clock_khz / 1000.0,
+                                 .record = {},
+                                 .recorded_us = {}};
+  record_through(recorder, environment);
   step("timing");
-  const timing_samples timing = time_kernel([&](CUstream s) { launches.enqueue(s); }, w.stream,
-                                            w.request.timing, environment, &spot);
+  const timing_samples timing =
+      time_kernel(enqueue, w.stream, w.request.timing, environment, &spot);
+  const json activity = account(recorder, plan, timing);
   // And once more after the last sample, one launch on poisoned outputs.
-  poison(w, buffers);
-  launches.enqueue(w.stream.get());
-  const json final_result = stale();
-  step("kernel activity");
-  const json activity = observe_kernels(
-      w, launches, plan, w.request.timing.mode == timing_mode::cold ? 5 : timing.inner,
-      w.request.timing.mode == timing_mode::cold ? environment.flush_l2
-                                                 : std::function<void(CUstream)>());
+  poison_all();
+  enqueue(w.stream.get(), 0);
+  const json final_result = stale(1);
 
-  return {{"mode", to_string(timing.mode)}, {"inner", timing.inner},
-          {"sample_us", timing.sample_us},  {"median_us", timing.median_us},
-          {"noise", timing.noise},          {"stopped_by", timing.stopped_by},
-          {"discarded", timing.discarded},  {"mean_clock_mhz", timing.mean_clock_mhz},
-          {"spot_sample", spot_sample},     {"spot_stale", spot_result},
-          {"final_stale", final_result},    {"activity", activity}};
+  return {{"mode", to_string(timing.mode)},
+          {"inner", timing.inner},
+          {"copies", copies},
+          {"source", timing.source},
+          {"sample_us", timing.sample_us},
+          {"event_us", timing.event_us},
+          {"median_us", timing.median_us},
+          {"noise", timing.noise},
+          {"stopped_by", timing.stopped_by},
+          {"taken", timing.taken},
+          {"discarded", timing.discarded},
+          {"mean_clock_mhz", timing.mean_clock_mhz},
+          {"spot_sample", spot_sample},
+          {"spot_stale", spot_result},
+          {"final_stale", final_result},
+          {"activity", activity}};
 }
 
 json run_probe(const cuda::context& context, const cuda::stream& stream) {
   return {{"device", to_json(context.properties())},
           {"copy", to_json(measure_copy_bandwidth(context, stream, nullptr))},
+          {"matrix", to_json(measure_matrix_rate(context, stream, nullptr))},
           {"launch_floors", to_json(measure_launch_floors(context, stream, nullptr))}};
 }
 
@@ -449,8 +473,10 @@ int run_gate_worker(const std::filesystem::path& request_file) {
     send({{"result", {{"failure", failure}, {"checks", checks}}}});
     return 0;
   };
+  worker_start = std::chrono::steady_clock::now();
   try {
     const worker_request request = worker_request_from_json(json::parse(read_file(request_file)));
+    step("context");
     cuda::context context;
     cuda::stream stream;
     if (request.phase == worker_phase::probe) {
@@ -458,8 +484,10 @@ int run_gate_worker(const std::filesystem::path& request_file) {
       return 0;
     }
     worker_context w(request, context, stream);
+    step("load");
     w.task = load_task(request.root / "tasks" / request.task);
     load_variant(w);
+    step("map");
     w.inputs = mapped_file::open(request.inputs_file, mapped_file::access::read_only);
     w.outputs = mapped_file::open(request.outputs_file, request.phase == worker_phase::gate
                                                             ? mapped_file::access::read_write

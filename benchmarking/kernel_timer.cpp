@@ -9,6 +9,7 @@
 #include "core/cuda_graph.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/error.hpp"
+#include "profiling/kernel_activity.hpp"
 
 namespace blaster {
 
@@ -31,7 +32,16 @@ std::optional<timing_mode> parse_timing_mode(std::string_view name) {
   return std::nullopt;
 }
 
-timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const cuda::stream& stream,
+void record_through(kernel_recorder& recorder, timing_environment& environment) {
+  environment.record = [&recorder](bool on) {
+    if (on) return recorder.start();
+    recorder.stop();
+    return true;
+  };
+  environment.recorded_us = [&recorder] { return recorder.take_us(); };
+}
+
+timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stream,
                            const timing_options& options, const timing_environment& environment,
                            const spot_check* spot) {
   if (options.mode == timing_mode::cold && !environment.flush_l2) {
@@ -41,7 +51,7 @@ timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const c
   cuda::event stop;
   auto burst = [&](int launches) {
     start.record(stream);
-    for (int i = 0; i < launches; ++i) enqueue(stream.get());
+    for (int i = 0; i < launches; ++i) enqueue(stream.get(), i);
     stop.record(stream);
     return static_cast<double>(cuda::elapsed_ms(start, stop));
   };
@@ -57,7 +67,7 @@ timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const c
   std::unique_ptr<cuda::graph> graph;
   if (options.mode == timing_mode::graph) {
     graph = std::make_unique<cuda::graph>(stream, [&](CUstream s) {
-      for (int i = 0; i < out.inner; ++i) enqueue(s);
+      for (int i = 0; i < out.inner; ++i) enqueue(s, i);
     });
     graph->launch(stream);  // the first replay uploads the graph
     stream.synchronize();
@@ -79,17 +89,30 @@ timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const c
     return 0.0;
   };
 
+  const bool recorded = environment.record && environment.recorded_us;
+  const bool device_samples =
+      recorded && options.mode == timing_mode::cold && environment.record(true);
+  if (device_samples) out.source = "CUPTI kernel time";
   relative_noise_criterion criterion(relative_noise_rules{.min_samples = options.min_samples,
                                                           .max_noise = options.max_noise,
                                                           .budget_s = options.budget_ms / 1000.0,
                                                           .max_samples = options.max_samples});
   double clock_sum_mhz = 0.0;
+  double device_sum_us = 0.0;
+  double event_sum_us = 0.0;
   for (int s = 0; !criterion.done(); ++s) {
     const auto began = std::chrono::steady_clock::now();
     const bool spotted = spot != nullptr && spot->sample == s;
     if (spotted && spot->before) spot->before();
-    const double per_launch_us = sample_ms() * 1000.0 / out.inner;
-    if (spotted && spot->after) spot->after();
+    const double event_us = sample_ms() * 1000.0 / out.inner;
+    double per_launch_us = event_us;
+    if (device_samples) {
+      per_launch_us = environment.recorded_us();
+      device_sum_us += per_launch_us;
+      event_sum_us += event_us;
+    }
+    if (spotted && spot->after) spot->after(out.inner);
+    ++out.taken;
     bool keep = true;
     if (environment.clock != nullptr) {
       const double mhz = environment.clock->measure_mhz(stream);
@@ -102,10 +125,24 @@ timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const c
     }
     if (keep) {
       out.sample_us.push_back(per_launch_us);
+      if (device_samples) out.event_us.push_back(event_us);
       criterion.add(per_launch_us);
     }
     criterion.add_elapsed(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+  }
+  if (device_samples) {
+    environment.record(false);
+    out.observed_runs = out.taken;
+    out.kernel_us = device_sum_us / out.taken;
+    out.activity_event_us = event_sum_us / out.taken;
+  } else if (recorded && environment.record(true)) {
+    // One more sample, recorded: recording slows the host's launches, so not a timed one.
+    out.activity_event_us = sample_ms() * 1000.0 / out.inner;
+    stream.synchronize();
+    out.kernel_us = environment.recorded_us() / out.inner;
+    environment.record(false);
+    out.observed_runs = out.inner;
   }
   out.median_us = median(out.sample_us);
   out.noise = relative_noise(out.sample_us);

@@ -14,6 +14,7 @@ namespace cuda {
 class stream;
 }
 class sm_clock_probe;
+class kernel_recorder;
 
 // How a sample is taken. hot: back-to-back launches between two CUDA events, caches warm, the
 // count calibrated to about target_sample_ms; cold: the L2 flushed before a single launch per
@@ -37,33 +38,45 @@ struct timing_options {
   // A sample taken while the SM clock ran below this fraction of the device's rated clock is
   // discarded: it measures throttling, not the kernel.
   double min_clock_fraction = 0.75;
+  // Hot and graph modes: run the plan over enough copies of its buffers, in turn, that one
+  // sample's data exceeds the L2, so that a launch cannot find its inputs left by the last one.
+  bool rotate_buffers = false;
 };
 
 struct timing_samples {
   timing_mode mode = timing_mode::hot;
   int inner = 1;                  // launches of the plan per sample
+  int copies = 1;                 // buffer sets the launches rotate over
   std::vector<double> sample_us;  // [microseconds] per launch, kept samples only
   double median_us = 0.0;         // [microseconds]
   double noise = 0.0;             // relative noise of the kept samples
   std::string stopped_by;         // converged, budget, max_samples
+  int taken = 0;                  // samples taken, kept or discarded
   int discarded = 0;              // samples dropped for a low clock
   double mean_clock_mhz = 0.0;    // [MHz] over the kept samples; 0 without a clock probe
-  // From CUPTI, over one more pass after the samples: the kernels' own time on the device per
-  // run of the plan, the events' time for the same pass, and whether the kernels that ran are
-  // the plan's (`activity_error` says how they are not).
-  double kernel_us = 0.0;                            // [microseconds]
-  double activity_event_us = 0.0;                    // [microseconds]
-  std::vector<std::pair<std::string, int>> kernels;  // name, executions in the pass
+  // Where sample_us comes from: the CUDA events around the launches, or (cold mode with a
+  // device record) the kernels' own time on the device; then event_us holds the events' time
+  // of the same kept samples.
+  std::string source = "CUDA events";
+  std::vector<double> event_us;  // [microseconds]
+  // The device record's account: the kernels' own time per run of the plan and the events'
+  // time over the same runs (cold: every sample taken; hot and graph: one more sample after
+  // them), and `observed_runs`, how many runs of the plan that covered. The worker adds which
+  // kernels ran and whether they are the plan's (`activity_error` says how they are not).
+  double kernel_us = 0.0;          // [microseconds]
+  double activity_event_us = 0.0;  // [microseconds]
+  int observed_runs = 0;
+  std::vector<std::pair<std::string, int>> kernels;  // name, executions observed
   std::string activity_error;
 };
 
 // One sample whose output is checked after it ran: `before` is called ahead of the sample's
 // start event, so that what it enqueues (poisoning the outputs) stays outside the timed region;
-// `after` once the sample's stop event has completed.
+// `after` once the sample's stop event has completed, with the sample's launch count.
 struct spot_check {
   int sample = -1;
   std::function<void()> before;
-  std::function<void()> after;
+  std::function<void(int inner)> after;
 };
 
 // Where a sample's work goes: the L2 flush of cold mode, the clock read after each sample.
@@ -71,10 +84,23 @@ struct timing_environment {
   std::function<void(CUstream)> flush_l2;  // required for cold mode
   const sm_clock_probe* clock = nullptr;   // optional
   double rated_clock_mhz = 0.0;
+  // The device's own record of the kernels that ran (CUPTI), optional: `record(true)` starts
+  // recording afresh (false when it cannot: then events alone time), `record(false)` stops, and
+  // `recorded_us` returns the recorded kernels' device time since its last call. A single cold
+  // launch is timed by it rather than by events, whose few microseconds of launch latency would
+  // be a large part of it.
+  std::function<bool(bool)> record;
+  std::function<double()> recorded_us;
 };
 
-// `enqueue` puts one complete run of the plan on the stream.
-timing_samples time_kernel(const std::function<void(CUstream)>& enqueue, const cuda::stream& stream,
+// Sets the environment's record hooks to CUPTI through `recorder`, which must outlive it.
+void record_through(kernel_recorder& recorder, timing_environment& environment);
+
+// `enqueue(stream, i)` puts one complete run of the plan on the stream, the i-th of its sample
+// (0 to inner - 1; always 0 in cold mode), so that a caller can rotate buffer sets.
+using plan_enqueue = std::function<void(CUstream, int)>;
+
+timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stream,
                            const timing_options& options, const timing_environment& environment,
                            const spot_check* spot = nullptr);
 

@@ -7,6 +7,7 @@
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 #include "core/error.hpp"
+#include "profiling/kernel_activity.hpp"
 
 namespace blaster {
 
@@ -15,25 +16,35 @@ launch_floors measure_launch_floors(const cuda::context& context, const cuda::st
   const internal_kernel kernel(R"(extern "C" __global__ void blaster_empty() {})", "blaster_empty",
                                context.properties().arch(), cache);
   CUfunction empty = kernel.get();
-  auto launch = [&](CUstream s) {
+  auto launch = [&](CUstream s, int) {
     cuda::check(cuda::driver().cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
                 "launching the empty kernel");
   };
   cuda::device_buffer flush(2 * static_cast<std::size_t>(context.properties().l2_bytes));
-  const timing_environment environment{
-      .flush_l2 = [&](CUstream s) { flush.fill_u32(0x5A5A5A5AU, s); },
-      .clock = nullptr,
-      .rated_clock_mhz = 0.0};
+  const timing_environment plain{.flush_l2 = [&](CUstream s) { flush.fill_u32(0x5A5A5A5AU, s); },
+                                 .clock = nullptr,
+                                 .rated_clock_mhz = 0.0,
+                                 .record = {},
+                                 .recorded_us = {}};
+  // Cold mode times by the device's own record, so its floor is taken the same way (by events
+  // where CUPTI is unavailable, as cold timing then is too). Last: CUPTI, once started, slows
+  // every launch a little.
+  kernel_recorder recorder;
+  timing_environment recorded = plain;
+  record_through(recorder, recorded);
   auto floor_us = [&](timing_mode mode) {
     timing_options options;
     options.mode = mode;
     options.max_samples = 200;
     options.budget_ms = 500.0;
-    return time_kernel(launch, stream, options, environment).median_us;
+    return time_kernel(launch, stream, options, mode == timing_mode::cold ? recorded : plain)
+        .median_us;
   };
-  return {.hot_us = floor_us(timing_mode::hot),
-          .cold_us = floor_us(timing_mode::cold),
-          .graph_us = floor_us(timing_mode::graph)};
+  launch_floors floors;
+  floors.hot_us = floor_us(timing_mode::hot);
+  floors.graph_us = floor_us(timing_mode::graph);
+  floors.cold_us = floor_us(timing_mode::cold);
+  return floors;
 }
 
 }  // namespace blaster

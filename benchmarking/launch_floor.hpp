@@ -15,7 +15,7 @@ class stream;
 // measures how fast work is submitted, not the kernel.
 struct launch_floors {
   double hot_us = 0.0;    // [microseconds] per launch
-  double cold_us = 0.0;   // [microseconds] one launch after an L2 flush, between events
+  double cold_us = 0.0;   // [microseconds] one launch after an L2 flush, its device time
   double graph_us = 0.0;  // [microseconds] per launch replayed from a graph
 };
 

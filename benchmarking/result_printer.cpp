@@ -28,9 +28,15 @@ std::string head(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos) + "\n    ...";
 }
 
+// Cold mode times one launch per sample by the kernels' own device time: the events around a
+// single launch would add the few microseconds the device takes to start it.
+std::string_view clock_of(timing_mode mode) {
+  return mode == timing_mode::cold ? "CUPTI kernel time" : "CUDA events";
+}
+
 nlohmann::json timing_json(const timing_options& o) {
   nlohmann::json j = to_json(o);
-  j["clock"] = "CUDA events";
+  j["clock"] = clock_of(o.mode);
   return j;
 }
 
@@ -66,10 +72,10 @@ nlohmann::json metrics_json(const error_metrics& m) {
 void print_bench_table(const bench_report& report, std::ostream& out) {
   fmt::print(out, "task {}: {}\n", report.task, report.title);
   fmt::print(out,
-             "case {} ({}), {} · timing: {}, CUDA events, median per launch, samples of ~{} ms "
+             "case {} ({}), {} · timing: {}, {}, median per launch, samples of ~{} ms "
              "until the noise is at most {:.2g}% ({} to {} samples)\n",
-             report.canonical_case, report.canonical_shape, report.dtype,
-             to_string(report.timing.mode), report.timing.target_sample_ms,
+             report.timed_case, report.timed_shape, report.dtype, to_string(report.timing.mode),
+             clock_of(report.timing.mode), report.timing.target_sample_ms,
              100.0 * report.timing.max_noise, report.timing.min_samples, report.timing.max_samples);
   if (report.device) {
     fmt::print(out, "GPU {} ({}, {} SMs, driver {}.{}) · NVRTC {}\n", report.device->name,
@@ -79,6 +85,19 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
   if (report.copy) {
     fmt::print(out, "copy bandwidth measured by blaster: {:.1f} GB/s ({}) · roofline bytes {}\n",
                report.copy->bytes_per_second / 1e9, report.copy->config, report.roofline_bytes);
+  }
+  if (report.matrix) {
+    fmt::print(out, "matrix rate measured by blaster: {:.1f} TFLOP/s ({}) · roofline flops {}\n",
+               report.matrix->flops_per_second / 1e12, report.matrix->config,
+               report.roofline_flops);
+  }
+  if (report.timing.rotate_buffers && report.timing.mode != timing_mode::cold) {
+    for (const auto& r : report.results) {
+      if (!r.timing) continue;
+      fmt::print(out, "buffers rotated over {} copies, so that one sample's data exceeds the L2\n",
+                 r.timing->copies);
+      break;
+    }
   }
   if (report.floors) {
     fmt::print(out,
@@ -113,15 +132,20 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     }
   }
   fmt::print(out,
-             "\ntime: the median over {} session(s) of each session's median per launch, between "
-             "CUDA events; kernel us: the kernels' own time on the device per launch, from CUPTI "
-             "over one more pass (the first session); noise: "
+             "\ntime: the median over {} session(s) of each session's median per launch, {}; "
+             "kernel us: the kernels' own time on the device per launch, from CUPTI over {} (the "
+             "first session); noise: "
              "the noisiest session's stddev over mean; spread: max/min - 1 of the session "
              "medians; drop: samples discarded because the SM clock ran below {:.0f}% of its rated "
              "{} MHz; MHz: the mean SM clock of the first session's kept samples. Verdicts need at "
              "least 5 sessions (--confirm); the interval is a paired bootstrap over sessions "
              "(seed {}).",
-             report.sessions, 100.0 * report.timing.min_clock_fraction,
+             report.sessions,
+             report.timing.mode == timing_mode::cold
+                 ? "the kernels' own time on the device from CUPTI, one launch after an L2 flush"
+                 : "between CUDA events",
+             report.timing.mode == timing_mode::cold ? "every sample" : "one more sample",
+             100.0 * report.timing.min_clock_fraction,
              report.device ? report.device->sm_clock_khz / 1000 : 0, report.bootstrap_seed);
   if (report.aa) {
     fmt::print(out, "\nA/A self-check: the baseline against itself {:.4f} ({}within {:.0f}%){}",
@@ -132,8 +156,9 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     fmt::print(out, "\nwarning (task design): {}", warning);
   }
   fmt::print(out,
-             "\n* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}); "
-             "each evaluation in its own process, deadline {:.1f} s.\nRun {} recorded in {} "
+             "\n* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}; a "
+             "large case only when it is timed, with the run seed); each evaluation in its own "
+             "process, deadline {:.1f} s.\nRun {} recorded in {} "
              "({:.1f} s).\n",
              report.seeds.size(), report.seed, report.deadline_s, report.run_id, report.home,
              report.wall_ms / 1000.0);
@@ -170,8 +195,8 @@ nlohmann::json to_json(const bench_report& report) {
   nlohmann::json j = {
       {"task", report.task},
       {"title", report.title},
-      {"case", report.canonical_case},
-      {"shape", report.canonical_shape},
+      {"case", report.timed_case},
+      {"shape", report.timed_shape},
       {"dtype", report.dtype},
       {"roofline_bytes", report.roofline_bytes},
       {"roofline_flops", report.roofline_flops},
@@ -201,6 +226,9 @@ nlohmann::json to_json(const bench_report& report) {
   }
   if (report.copy) {
     j["copy_bandwidth"] = to_json(*report.copy);
+  }
+  if (report.matrix) {
+    j["matrix_rate"] = to_json(*report.matrix);
   }
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : report.results) {
@@ -243,6 +271,15 @@ nlohmann::json to_json(const bench_report& report) {
     if (r.reason == reason_code::compile_error) item["nvrtc_log"] = r.log;
     item["gate_s"] = r.gate_s;
     item["timing_s"] = r.timing_s;
+    // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
+    // first timing session, each an evaluation of its own.
+    const double compile_s = r.compile_ms / 1000.0;
+    item["time_to_verdict"] = {{"compile_s", compile_s},
+                               {"gate_s", r.gate_s},
+                               {"timing_s", r.first_timing_s},
+                               {"total_s", compile_s + r.gate_s + r.first_timing_s},
+                               {"gate_profile_ms", r.gate_profile},
+                               {"timing_profile_ms", r.timing_profile}};
     if (r.timing) {
       item["time_us"] = *r.time_us;
       item["session_medians_us"] = r.session_medians_us;
@@ -258,8 +295,11 @@ nlohmann::json to_json(const bench_report& report) {
                            {"why", r.verdict->why}};
       }
       item["timing"] = {{"mode", to_string(r.timing->mode)},
+                        {"source", r.timing->source},
                         {"inner", r.timing->inner},
+                        {"buffer_copies", r.timing->copies},
                         {"samples", r.timing->sample_us.size()},
+                        {"taken", r.timing->taken},
                         {"noise", r.timing->noise},
                         {"stopped_by", r.timing->stopped_by},
                         {"discarded_samples", r.timing->discarded},
@@ -268,11 +308,13 @@ nlohmann::json to_json(const bench_report& report) {
                         {"cupti",
                          {{"kernel_us", r.timing->kernel_us},
                           {"event_us", r.timing->activity_event_us},
+                          {"runs", r.timing->observed_runs},
                           {"kernels", r.timing->kernels},
                           {"error", r.timing->activity_error}}}};
       item["bandwidth_gbs"] = *r.bandwidth_gbs;
       item["copy_bandwidth_pct"] = *r.roofline_pct;
       item["flops_per_second"] = *r.flops_per_second;
+      if (r.matrix_rate_pct) item["matrix_rate_pct"] = *r.matrix_rate_pct;
       item["time_over_floor"] = *r.time_over_floor;
       item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
     }

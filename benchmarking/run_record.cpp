@@ -34,7 +34,7 @@ void record_results(store& records, std::int64_t run_id, const bench_report& rep
     records.add_result(run_id, result_record{
                                    .candidate = r.candidate,
                                    .variant = r.label,
-                                   .case_name = report.canonical_case,
+                                   .case_name = report.timed_case,
                                    .status = r.status,
                                    .reason = std::string(to_string(r.reason)),
                                    .time_us = r.time_us,
@@ -140,7 +140,7 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
     }
     if (r.status != "passed") continue;
     const std::int64_t measurement = records.record_measurement(
-        compilation, {.case_name = report.canonical_case,
+        compilation, {.case_name = report.timed_case,
                       .mode = std::string(to_string(report.timing.mode)),
                       .protocol_json = to_json(report.timing).dump(),
                       .samples_sha256 = r.samples_sha256,

@@ -29,7 +29,7 @@ constexpr long long spin_cycles = 200'000;
 }  // namespace
 
 sm_clock_probe::sm_clock_probe(const std::string& arch, compile_cache* cache)
-    : kernel_(clock_source, "blaster_sm_clock", arch, cache),
+    : kernel_(clock_source, std::string(kernel_name), arch, cache),
       result_(2 * sizeof(unsigned long long)) {}
 
 double sm_clock_probe::measure_mhz(const cuda::stream& stream) const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "benchmarking/internal_kernel.hpp"
 #include "core/device_buffer.hpp"
@@ -19,6 +20,9 @@ class stream;
 class sm_clock_probe {
  public:
   sm_clock_probe(const std::string& arch, compile_cache* cache);
+
+  // What the device calls the probe's kernel, so that a record of what ran can leave it out.
+  static constexpr std::string_view kernel_name = "blaster_sm_clock";
 
   // [MHz] cycles over nanoseconds of one multiprocessor; the spin lasts about 100 us.
   [[nodiscard]] double measure_mhz(const cuda::stream& stream) const;

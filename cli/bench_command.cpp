@@ -15,7 +15,9 @@ struct bench_flags {
   std::vector<std::filesystem::path> candidates;
   std::string arch;
   std::optional<std::uint64_t> seed;
-  std::string mode = "hot";
+  std::string mode;  // empty: the task's, else hot
+  std::string case_name;
+  bool rotate = false;
   double sample_ms = 1.0;
   int min_samples = 10;
   int max_samples = 1000;
@@ -32,7 +34,9 @@ std::string command_line(const bench_flags& f) {
   for (const auto& c : f.candidates) line += " --candidate " + c.string();
   if (!f.arch.empty()) line += " --arch " + f.arch;
   if (f.seed) line += fmt::format(" --seed {}", *f.seed);
-  if (f.mode != "hot") line += " --mode " + f.mode;
+  if (!f.mode.empty()) line += " --mode " + f.mode;
+  if (!f.case_name.empty()) line += " --case " + f.case_name;
+  if (f.rotate) line += " --rotate";
   if (f.confirm) line += " --confirm";
   if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
   return line;
@@ -65,12 +69,20 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--arch", flags->arch,
                   "compile for this target, e.g. sm_90a (default: the GPU's)");
   cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
+  cmd->add_option("--case", flags->case_name,
+                  "time this case of the task (default: its canonical case); every case is "
+                  "checked either way");
   cmd->add_option("--mode", flags->mode,
                   "hot: back-to-back launches per sample, caches warm; cold: the L2 flushed "
-                  "before each single launch; graph: a hot sample captured in a CUDA graph and "
-                  "replayed, for kernels shorter than a launch")
-      ->check(CLI::IsMember({"hot", "cold", "graph"}))
-      ->capture_default_str();
+                  "before each single launch, timed by the kernels' own device time (CUPTI); "
+                  "graph: a hot sample captured in a CUDA graph and replayed, for kernels "
+                  "shorter than a launch (default: the mode the task's goals are stated in, else "
+                  "hot)")
+      ->check(CLI::IsMember({"hot", "cold", "graph"}));
+  cmd->add_flag("--rotate", flags->rotate,
+                "hot and graph: rotate the launches over enough copies of the buffers that one "
+                "sample's data exceeds the L2, so that no launch reads what the last one left "
+                "in the cache");
   cmd->add_option("--sample-ms", flags->sample_ms,
                   "hot and graph: target length of one sample [ms]")
       ->check(CLI::Range(0.01, 1000.0))
@@ -112,7 +124,10 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.candidates = flags->candidates;
     options.arch = flags->arch;
     options.seed = flags->seed;
-    options.timing.mode = *parse_timing_mode(flags->mode);
+    options.timing.mode = *parse_timing_mode(flags->mode.empty() ? "hot" : flags->mode);
+    options.mode_given = !flags->mode.empty();
+    options.timing.rotate_buffers = flags->rotate;
+    options.timed_case = flags->case_name;
     options.timing.target_sample_ms = flags->sample_ms;
     options.timing.max_samples = flags->max_samples;
     options.timing.min_samples = std::min(flags->min_samples, flags->max_samples);

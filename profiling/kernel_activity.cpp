@@ -2,8 +2,10 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -41,25 +43,75 @@ void check_cupti(CUptiResult status, const char* what) {
 
 }  // namespace
 
-kernel_activity::kernel_activity() {
+kernel_activity::kernel_activity(bool paused) : paused_(true) {
   {
     const std::lock_guard lock(records_mutex);
     records.clear();
   }
   check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
               "cuptiActivityRegisterCallbacks");
-  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
+  if (!paused) resume();
 }
 
 kernel_activity::~kernel_activity() {
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  pause();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void kernel_activity::pause() {
+  if (paused_) return;
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  paused_ = true;
+}
+
+void kernel_activity::resume() {
+  if (!paused_) return;
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
+  paused_ = false;
 }
 
 std::vector<kernel_record> kernel_activity::collect() {
   check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
   const std::lock_guard lock(records_mutex);
   return records;
+}
+
+kernel_recorder::kernel_recorder(std::vector<std::string> ignored) : ignored_(std::move(ignored)) {}
+
+bool kernel_recorder::start() {
+  if (!unavailable_.empty()) return false;
+  try {
+    if (!activity_) activity_.emplace(/*paused=*/true);
+    static_cast<void>(activity_->take());
+    activity_->resume();
+  } catch (const error& e) {
+    activity_.reset();
+    unavailable_ = e.what();
+    return false;
+  }
+  seen_.clear();
+  return true;
+}
+
+void kernel_recorder::stop() {
+  if (activity_) activity_->pause();
+}
+
+double kernel_recorder::take_us() {
+  double ns = 0.0;
+  if (!activity_) return ns;
+  for (const kernel_record& r : activity_->take()) {
+    if (std::find(ignored_.begin(), ignored_.end(), r.name) != ignored_.end()) continue;
+    ++seen_[r.name];
+    ns += static_cast<double>(r.end_ns - r.start_ns);
+  }
+  return ns / 1000.0;
+}
+
+std::vector<kernel_record> kernel_activity::take() {
+  check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  const std::lock_guard lock(records_mutex);
+  return std::exchange(records, {});
 }
 
 }  // namespace blaster

@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/error_histogram.hpp"
 #include "benchmarking/gate_protocol.hpp"
 #include "benchmarking/reason_code.hpp"
+#include "core/mapped_file.hpp"
 #include "core/worker_process.hpp"
 #include "tasks/input_generator.hpp"
 
@@ -106,6 +108,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   r.timing.max_samples = 17;
   r.timing.mode = timing_mode::graph;
   r.timing.target_sample_ms = 2.5;
+  r.outputs_base = 8192;
   r.spot_seed = 99;
   const worker_request back = worker_request_from_json(nlohmann::json::parse(to_json(r).dump()));
   EXPECT_EQ(to_json(back), to_json(r));
@@ -137,6 +140,48 @@ TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
   EXPECT_EQ(to_json(copy_bandwidth_from_json(to_json(c))), to_json(c));
   const launch_floors f{.hot_us = 3.8, .cold_us = 2.7, .graph_us = 0.5};
   EXPECT_EQ(to_json(launch_floors_from_json(to_json(f))), to_json(f));
+  const matrix_rate m{.flops_per_second = 6.1e14, .time_us = 812.5, .config = "mma.sync"};
+  EXPECT_EQ(to_json(matrix_rate_from_json(to_json(m))), to_json(m));
+}
+
+TEST(GateProtocol, RotationTravelsWithTheTimingOptions) {
+  timing_options o;
+  o.rotate_buffers = true;
+  EXPECT_TRUE(timing_options_from_json(to_json(o)).rotate_buffers);
+  o.rotate_buffers = false;
+  EXPECT_FALSE(timing_options_from_json(to_json(o)).rotate_buffers);
+}
+
+// A stand-in worker: a script that answers on fd 3 as the real one does, with the steps it
+// took and when, so that the parent's account of where the time went can be checked.
+TEST(WorkerLauncher, AccountsTheWallTimeToTheWorkersSteps) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("blaster-launcher-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto script = dir / "worker.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n"
+           "echo '{\"step\":\"context\",\"ms\":1}' >&3\n"
+           "echo '{\"step\":\"load\",\"ms\":301}' >&3\n"
+           "echo '{\"step\":\"run 1\",\"check\":0,\"ms\":320}' >&3\n"
+           "echo '{\"step\":\"inspect\",\"check\":0,\"ms\":340}' >&3\n"
+           "echo '{\"step\":\"run 2\",\"check\":1,\"ms\":350}' >&3\n"
+           "echo '{\"result\":{\"checks\":[]},\"ms\":380}' >&3\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const worker_launcher launcher{.executable = script, .dir = dir};
+  worker_request request;
+  request.phase = worker_phase::gate;
+  const worker_answer answer = launcher.run(request, std::chrono::milliseconds(10'000));
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(answer.result.is_object()) << answer.why;
+  EXPECT_DOUBLE_EQ(answer.profile.at("start").get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(answer.profile.at("context").get<double>(), 300.0);
+  EXPECT_DOUBLE_EQ(answer.profile.at("load").get<double>(), 19.0);
+  EXPECT_DOUBLE_EQ(answer.profile.at("run").get<double>(), 20.0 + 30.0);  // both runs
+  EXPECT_DOUBLE_EQ(answer.profile.at("inspect").get<double>(), 10.0);
+  EXPECT_GE(answer.profile.at("process").get<double>(), 0.0);
 }
 
 class GateData : public ::testing::Test {
@@ -200,6 +245,46 @@ TEST_F(GateData, WarnsWhenAConstantOutputWouldPass) {
   ASSERT_FALSE(data.warnings().empty());
   EXPECT_NE(data.warnings()[0].find("constant output could pass"), std::string::npos)
       << data.warnings()[0];
+}
+
+TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
+  task_case big;
+  big.name = "big";
+  big.large = true;
+  big.values = {{"B", 1}, {"C", 3}, {"H", 4}, {"W", 5}};
+  task_.cases.push_back(big);
+  const auto seeds = gate_seeds(42);
+  {
+    const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_);
+    EXPECT_EQ(data.checks().size(), 6U);  // a and b, three seeds each; big left out
+    for (const auto& check : data.checks()) EXPECT_NE(check.case_name, "big");
+  }
+  const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_, "big");
+  ASSERT_EQ(data.checks().size(), 7U);
+  const gate_check& timed = data.checks().at(data.timed_check());
+  EXPECT_EQ(timed.case_name, "big");
+  EXPECT_EQ(timed.seed, 42U);
+  EXPECT_TRUE(timed.repeat);  // its one seed is also where determinism is checked
+}
+
+TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(7), dir_);
+  const gate_check& timed = data.checks().at(data.timed_check());
+  const buffer_slot& slot = timed.outputs.at(0);
+  {
+    mapped_file outputs = mapped_file::open(data.outputs_file(), mapped_file::access::read_write);
+    auto bytes = outputs.slice(slot.offset, slot.bytes);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
+  }
+  const auto kept = dir_ / "kept.bin";
+  const std::size_t base = data.keep_timed_outputs(kept);
+  EXPECT_EQ(base, slot.offset);
+  const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
+  const auto bytes = saved.slice(slot.offset - base, slot.bytes);
+  const auto original = data.produced(data.timed_check(), 0);
+  ASSERT_EQ(bytes.size(), original.size());
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), original.begin()));
+  EXPECT_EQ(bytes[1], static_cast<std::byte>(8));
 }
 
 TEST_F(GateData, RemovesItsFilesWhenDone) {

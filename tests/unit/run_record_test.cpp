@@ -67,7 +67,7 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
   bench_report report;
   report.arch = "sm_90a";
   report.nvrtc = "13.0";
-  report.canonical_case = "canonical";
+  report.timed_case = "canonical";
   report.device = cuda::device_properties{.name = "NVIDIA H200",
                                           .uuid = "u",
                                           .compute_major = 9,
