@@ -116,6 +116,24 @@ TEST_F(BlasterCli, CompileJsonReportsResourcesPerKernel) {
   }
 }
 
+// The core10 suite: every baseline and every optimized variant compiles for the H200 and its
+// launch plan resolves on every case of its task, large ones included.
+TEST_F(BlasterCli, EveryCore10KernelCompilesForSm90a) {
+  for (const char* task : {"matvec", "matmul_smallk", "relu", "softmax", "gelu", "rmsnorm",
+                           "layernorm", "sum_dim1", "newgelu", "cross_entropy"}) {
+    const auto r = run(fmt::format("--json compile --task {} --arch sm_90a", task));
+    ASSERT_EQ(r.exit_code, 0) << task << ": " << r.err << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& results = j.at("results");
+    ASSERT_GE(results.size(), 2U) << task << ": the baseline and at least one candidate";
+    EXPECT_TRUE(results[0].at("baseline").get<bool>()) << task;
+    for (const auto& result : results) {
+      EXPECT_EQ(result.at("status"), "compiled") << task << ": " << result.dump();
+      EXPECT_FALSE(result.at("kernels").empty()) << task << ": " << result.dump();
+    }
+  }
+}
+
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {
   const auto r = run("bench --task no_such_task");
   EXPECT_EQ(r.exit_code, 2);
