@@ -68,7 +68,7 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     // Every case was checked with every seed before the canonical case was timed.
     std::set<std::string> cases;
     for (const auto& c : r.checks) cases.insert(c.case_name);
-    EXPECT_EQ(cases.size(), 6U) << r.label;
+    EXPECT_EQ(cases.size(), 6U) << r.label;  // every case but the large one, which is not timed
     EXPECT_EQ(r.checks.size(), 6U * report.seeds.size()) << r.label;
     ASSERT_TRUE(r.timing && r.time_us && r.speedup && r.roofline_pct) << r.label;
     EXPECT_GT(*r.time_us, 0.0);

@@ -104,7 +104,7 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
 
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM results"), 4);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM tasks"), 1);
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM task_cases"), 6);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM task_cases"), 7);  // the large case too
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM device_fingerprints"), 1);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM compilations"), 4);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM compilations WHERE succeeded = 0"), 1);

@@ -85,7 +85,10 @@ TEST(TaskSpecRmsnorm, EdgeCasesAreAllPresent) {
   const task_spec task = load_task(BLASTER_SOURCE_DIR "/tasks/rmsnorm");
   std::vector<std::string> names;
   for (const auto& c : task.cases) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "odd", "single", "ragged", "wide", "deep"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "large", "odd", "single", "ragged", "wide",
+                                             "deep"}));
+  EXPECT_TRUE(task.find_case("large").large);
+  EXPECT_FALSE(task.find_case("canonical").large);
   EXPECT_EQ(task.describe(task.find_case("single")), "B=1 C=1 H=1 W=1");
   EXPECT_EQ(task.elements(*task.find_buffer("x"), task.find_case("odd")), 3 * 17 * 31 * 7);
   EXPECT_THROW(static_cast<void>(task.find_case("nope")), input_error);
