@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/evidence_bundle.hpp"
 #include "core/signature.hpp"
+#include "portfolio/portfolio_report.hpp"
 
 namespace blaster::cli {
 
@@ -77,7 +78,9 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->footer(
       "Every problem is reported, each by the file's name: missing, changed (with both "
       "digests), extra, symlink, not_a_file, unreadable, manifest (SHA256SUMS missing, or a "
-      "malformed line, an absolute path or a '..' component in it), signature. A bundle with "
+      "malformed line, an absolute path or a '..' component in it), signature, claim (in a "
+      "portfolio's bundle, a number of its report that is not the one in the run bundle it "
+      "cites; every run bundle inside is verified too). A bundle with "
       "SHA256SUMS.sig verifies without --pubkey too, but its signature is then reported as "
       "unchecked.\n\n"
       "Examples:\n  blaster verify evidence/run-12\n  blaster verify run-12 --pubkey me.pub "
@@ -92,7 +95,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   return [f, &global]() {
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    const bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr);
+    bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr);
+    check_portfolio_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
       for (const auto& p : v.problems) {

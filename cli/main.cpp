@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
       "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
       "  blaster bench --task rmsnorm    check and time them on the GPU\n"
       "  blaster runs / show RUN         what the store recorded\n"
-      "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n\n"
+      "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
+      "  blaster portfolio --suite core10  a whole suite, as one evidence bundle\n\n"
       "A task is a folder tasks/<name>/ (task.json, init.cu, reference.cpp); candidates are .cu "
       "files in kernels/<name>/ that begin with a /* blaster {...} */ launch plan. See "
       "CONTRIBUTING.md.\n\n"
@@ -45,11 +46,12 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", global.quiet, "print no progress on stderr");
   app.set_version_flag("--version", "blaster 0.1.0");
 
-  const command_fn commands[] = {add_bench_command(app, global),  add_compile_command(app, global),
-                                 add_doctor_command(app, global), add_runs_command(app, global),
-                                 add_show_command(app, global),   add_history_command(app, global),
-                                 add_export_command(app, global), add_verify_command(app, global),
-                                 add_keygen_command(app, global)};
+  const command_fn commands[] = {
+      add_bench_command(app, global),  add_compile_command(app, global),
+      add_doctor_command(app, global), add_runs_command(app, global),
+      add_show_command(app, global),   add_history_command(app, global),
+      add_export_command(app, global), add_verify_command(app, global),
+      add_keygen_command(app, global), add_portfolio_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -105,6 +105,8 @@ std::string_view name_of(bundle_problem_kind kind) {
       return "manifest";
     case bundle_problem_kind::signature:
       return "signature";
+    case bundle_problem_kind::claim:
+      return "claim";
   }
   return "unknown";
 }

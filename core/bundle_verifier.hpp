@@ -19,6 +19,7 @@ enum class bundle_problem_kind {
   unreadable,  // the file or folder could not be read
   manifest,    // SHA256SUMS itself is missing or malformed
   signature,   // SHA256SUMS.sig does not verify, or --pubkey was given and there is none
+  claim,       // a number the report states is not the one its cited source holds
 };
 
 std::string_view name_of(bundle_problem_kind kind);

@@ -1,0 +1,113 @@
+// blaster portfolio --suite NAME: a whole suite under the confirmation protocol, published as
+// an evidence bundle.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "benchmarking/bench_runner.hpp"
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/signature.hpp"
+#include "core/store.hpp"
+#include "portfolio/portfolio_report.hpp"
+#include "portfolio/portfolio_runner.hpp"
+#include "portfolio/suite.hpp"
+
+namespace blaster::cli {
+namespace {
+
+struct portfolio_flags {
+  std::string suite;
+  std::filesystem::path out;
+  int sessions = 0;
+  std::optional<std::filesystem::path> pytorch;
+  std::optional<std::filesystem::path> sign;
+  std::string arch;
+  bool fresh = false;
+};
+
+nlohmann::json read_pytorch(const std::filesystem::path& file) {
+  const std::optional<std::string> bytes = read_file_if_exists(file);
+  if (!bytes) {
+    BLASTER_INPUT_ERROR("--pytorch {}: no such file; scripts/benchmark_pytorch.py writes one",
+                        file.string());
+  }
+  nlohmann::json j = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("cases") || !j["cases"].is_array()) {
+    BLASTER_INPUT_ERROR(
+        "--pytorch {}: not the JSON scripts/benchmark_pytorch.py writes (an object with a "
+        "\"cases\" array)",
+        file.string());
+  }
+  return j;
+}
+
+}  // namespace
+
+command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
+  auto f = std::make_shared<portfolio_flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "portfolio",
+      "Bench every case of every task of a suite under the confirmation protocol and write the "
+      "evidence bundle: report, results, figure, every run's own bundle, SHA256SUMS.");
+  cmd->footer(
+      "A suite is portfolio/suites/<name>.json: its tasks, the cases of each (the canonical one "
+      "and KernelBench's large one), the mode of each and the protocol. Each case is a `blaster "
+      "bench --case C --sessions N` recorded in the store; a portfolio that is killed resumes at "
+      "the case it was in when started again (the store keeps <home>/portfolio/<suite>.progress"
+      ".json), unless --fresh.\n\n"
+      "With --pytorch FILE (from scripts/benchmark_pytorch.py, run where PyTorch and the same GPU "
+      "are) the report gives each case's ratio to PyTorch eager and torch.compile in the same "
+      "mode.\n\n"
+      "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign); 3 no "
+      "GPU.\n\n"
+      "Examples:\n"
+      "  blaster portfolio --suite core10 --out artifacts/core10-h200-v1 --pytorch torch.json\n"
+      "  blaster verify artifacts/core10-h200-v1");
+  cmd->add_option("--suite", f->suite, "a suite's name (portfolio/suites/NAME.json) or file")
+      ->required();
+  cmd->add_option("--out", f->out, "the bundle folder to create (default: <suite>-bundle)");
+  cmd->add_option("--sessions", f->sessions, "sessions per case (default: the suite's, 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--pytorch", f->pytorch, "PyTorch's times, from scripts/benchmark_pytorch.py");
+  cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  cmd->add_option("--arch", f->arch, "compile for this target (default: the GPU's)");
+  cmd->add_flag("--fresh", f->fresh, "redo every case, whatever an earlier portfolio recorded");
+  return [f, &global]() {
+    std::optional<ed25519_key> key;
+    if (f->sign) key = read_private_key(*f->sign);
+    const nlohmann::json pytorch = f->pytorch ? read_pytorch(*f->pytorch) : nlohmann::json();
+    portfolio_options options;
+    options.root = resolve_root(global);
+    options.arch = f->arch;
+    options.sessions = f->sessions;
+    options.fresh = f->fresh;
+    options.command = "blaster portfolio --suite " + f->suite;
+    const suite s = load_suite(options.root, f->suite);
+    const std::filesystem::path out =
+        f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
+    store records(resolve_home(global.home));
+    std::vector<portfolio_outcome> outcomes;
+    try {
+      outcomes = run_portfolio(s, options, records, run_bench);
+    } catch (const input_error& e) {
+      if (std::string_view(e.what()).starts_with("a portfolio needs a GPU")) {
+        std::cerr << "blaster: " << e.what() << '\n';
+        return static_cast<int>(exit_no_gpu);
+      }
+      throw;
+    }
+    const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
+    write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
+    if (global.json) {
+      std::cout << summary.dump(2) << '\n';
+    } else {
+      std::cout << render_portfolio_markdown(summary)
+                << fmt::format("\nBundle: {}\n", out.string());
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

@@ -1,0 +1,463 @@
+#include "portfolio/portfolio_report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/evidence_bundle.hpp"
+#include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "core/sha256sums.hpp"
+#include "core/signature.hpp"
+#include "core/store.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+double number_or(const json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
+// The candidate a case is reported by: an improvement the verdict confirms first, then the
+// largest speedup; the baseline itself when no candidate passed.
+const json* best_result(const json& report) {
+  const json* best = nullptr;
+  auto rank = [](const json& r) {
+    const bool improved = r.contains("verdict") && r["verdict"].value("verdict", "") == "improved";
+    return std::pair(improved ? 1 : 0, number_or(r, "speedup", 0.0));
+  };
+  for (const auto& r : report.at("results")) {
+    if (r.value("status", "") != "passed" || r.value("baseline", false)) continue;
+    if (best == nullptr || rank(r) > rank(*best)) best = &r;
+  }
+  return best;
+}
+
+const json* baseline_result(const json& report) {
+  for (const auto& r : report.at("results")) {
+    if (r.value("baseline", false)) return &r;
+  }
+  return nullptr;
+}
+
+// PyTorch's time for a case in the mode blaster timed it (graph mode: PyTorch's calls captured
+// in a CUDA graph, else its hot time where the file has no graph time).
+json pytorch_times(const json& pytorch, const std::string& task, const std::string& case_name,
+                   const std::string& mode) {
+  json out = json::object();
+  if (!pytorch.is_object() || !pytorch.contains("cases")) return out;
+  for (const auto& c : pytorch["cases"]) {
+    if (c.value("task", "") != task || c.value("case", "") != case_name) continue;
+    for (const char* method : {"eager", "compile"}) {
+      if (!c.contains("methods") || !c["methods"].contains(method)) continue;
+      const json& m = c["methods"][method];
+      std::string key = mode + "_us";
+      if (mode == "graph" && !m.contains(key)) key = "hot_us";
+      json entry = {{"status", m.value("status", "missing")}};
+      if (m.contains(key) && m[key].is_number()) {
+        entry["us"] = m[key];
+        entry["mode"] = key.substr(0, key.size() - 3);
+      }
+      out[method] = entry;
+    }
+  }
+  return out;
+}
+
+double geometric_mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nan("");
+  double log_sum = 0.0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+std::string fixed(const json& j, const char* key, const char* format) {
+  return j.contains(key) && j[key].is_number()
+             ? fmt::format(fmt::runtime(format), j[key].get<double>())
+             : std::string("-");
+}
+
+}  // namespace
+
+std::string run_folder(const portfolio_item& item) {
+  return fmt::format("runs/{}-{}-{}", item.id, item.task, item.case_name);
+}
+
+json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
+                         const json& pytorch) {
+  json rows = json::array();
+  std::vector<double> speedups;
+  std::map<std::string, std::vector<double>> over_pytorch;
+  json device;
+  json protocol = {{"suite", s.name},
+                   {"suite_sha256", s.sha256},
+                   {"sessions", s.protocol.sessions},
+                   {"cooldown_s", s.protocol.cooldown_s},
+                   {"max_noise", s.protocol.max_noise}};
+  for (const auto& o : outcomes) {
+    const json& report = o.report;
+    if (device.is_null() && report.contains("device")) {
+      device = report["device"];
+      device["copy_bandwidth"] = report.value("copy_bandwidth", json());
+      device["matrix_rate"] = report.value("matrix_rate", json());
+      device["launch_floors"] = report.value("launch_floors", json());
+      device["nvrtc"] = report.value("nvrtc", "");
+    }
+    const std::string mode = report.at("timing").at("mode").get<std::string>();
+    json row = {{"id", o.item.id},
+                {"task", o.item.task},
+                {"case", o.item.case_name},
+                {"shape", report.value("shape", "")},
+                {"dtype", report.value("dtype", "")},
+                {"mode", mode},
+                {"sessions", report.value("sessions", 0)},
+                {"run_id", o.run_id},
+                {"run_bundle", run_folder(o.item)},
+                {"resumed", o.resumed}};
+    if (const json* base = baseline_result(report); base != nullptr && base->contains("time_us")) {
+      row["baseline_us"] = (*base)["time_us"];
+    }
+    const json* best = best_result(report);
+    json goals = json::array();
+    if (best == nullptr) {
+      row["best"] = nullptr;
+      goals.push_back({{"goal", "a candidate passes the gate"}, {"met", false}, {"by", ""}});
+    } else {
+      const json& b = *best;
+      json verdict = b.value("verdict", json::object());
+      row["best"] = {{"variant", b.value("variant", "")},
+                     {"time_us", b.value("time_us", 0.0)},
+                     {"kernel_us", b.at("timing").at("cupti").value("kernel_us", 0.0)},
+                     {"speedup", b.value("speedup", json())},
+                     {"speedup_low", verdict.value("speedup_low", json())},
+                     {"speedup_high", verdict.value("speedup_high", json())},
+                     {"verdict", verdict.value("verdict", "")},
+                     {"copy_bandwidth_pct", b.value("copy_bandwidth_pct", json())},
+                     {"matrix_rate_pct", b.value("matrix_rate_pct", json())},
+                     {"time_over_floor", b.value("time_over_floor", json())},
+                     {"launch_bound", b.value("launch_bound", false)}};
+      const double time_us = b.value("time_us", 0.0);
+      if (b.contains("speedup") && b["speedup"].is_number()) speedups.push_back(b["speedup"]);
+      // The goals of the suite: a launch-bound case (timed in graph mode) against the empty
+      // kernel, every other case against the copy bandwidth, and every case against PyTorch.
+      if (mode == "graph") {
+        const double floor = report.at("launch_floors").value("graph_us", 0.0);
+        const double ratio = floor > 0 ? time_us / floor : std::nan("");
+        row["over_launch_floor"] = ratio;
+        goals.push_back(
+            {{"goal", fmt::format("within {}x of an empty kernel (graph mode)", launch_floor_goal)},
+             {"met", ratio <= launch_floor_goal},
+             {"by", fmt::format("{:.2f}x", ratio)}});
+      } else {
+        const double pct = b.value("copy_bandwidth_pct", 0.0);
+        goals.push_back(
+            {{"goal", fmt::format("at least {:.0f}% of the copy bandwidth", bandwidth_goal_pct)},
+             {"met", pct >= bandwidth_goal_pct},
+             {"by", fmt::format("{:.1f}%", pct)}});
+      }
+      const json torch = pytorch_times(pytorch, o.item.task, o.item.case_name, mode);
+      if (!torch.empty()) row["pytorch"] = torch;
+      double fastest = std::numeric_limits<double>::infinity();
+      for (const char* method : {"eager", "compile"}) {
+        if (!torch.contains(method) || !torch[method].contains("us")) continue;
+        const double us = torch[method]["us"].get<double>();
+        row["pytorch"][method]["ratio"] = us / time_us;  // above 1: blaster's candidate is faster
+        over_pytorch[method].push_back(us / time_us);
+        fastest = std::min(fastest, us);
+      }
+      if (std::isfinite(fastest)) {
+        goals.push_back({{"goal", "at least as fast as the faster of PyTorch eager and compile"},
+                         {"met", time_us <= fastest},
+                         {"by", fmt::format("{:.2f}x", fastest / time_us)}});
+      }
+    }
+    row["goals"] = goals;
+    rows.push_back(std::move(row));
+  }
+  json means = {{"speedup_over_baseline", geometric_mean(speedups)}};
+  for (const auto& [method, ratios] : over_pytorch) {
+    means[fmt::format("ratio_to_pytorch_{}", method)] = geometric_mean(ratios);
+  }
+  return {{"suite", s.name},
+          {"title", s.title},
+          {"protocol", protocol},
+          {"device", device},
+          {"pytorch", pytorch.is_object() ? pytorch.value("environment", json()) : json()},
+          {"rows", rows},
+          {"geometric_means", means}};
+}
+
+std::string render_portfolio_markdown(const json& summary) {
+  std::string md = fmt::format("# {}\n\n", summary.value("title", ""));
+  const json& d = summary.at("device");
+  if (d.is_object()) {
+    md += fmt::format(
+        "Device: {} ({}, {} SMs, SM clock {} MHz, driver {}, UUID {}), NVRTC {}. Measured at each "
+        "run's start by blaster's own kernels: copy bandwidth {:.1f} GB/s, matrix rate {:.1f} "
+        "TFLOP/s, empty-kernel launch floors hot {:.2f} us, cold {:.2f} us, graph {:.2f} us.\n\n",
+        d.value("name", "?"), d.value("arch", "?"), d.value("sm_count", 0),
+        d.value("sm_clock_khz", 0) / 1000, d.value("driver_version", 0), d.value("uuid", "?"),
+        d.value("nvrtc", "?"),
+        d.contains("copy_bandwidth") && d["copy_bandwidth"].is_object()
+            ? d["copy_bandwidth"].value("bytes_per_second", 0.0) / 1e9
+            : 0.0,
+        d.contains("matrix_rate") && d["matrix_rate"].is_object()
+            ? d["matrix_rate"].value("flops_per_second", 0.0) / 1e12
+            : 0.0,
+        d.contains("launch_floors") ? number_or(d["launch_floors"], "hot_us", 0) : 0.0,
+        d.contains("launch_floors") ? number_or(d["launch_floors"], "cold_us", 0) : 0.0,
+        d.contains("launch_floors") ? number_or(d["launch_floors"], "graph_us", 0) : 0.0);
+  }
+  const json& p = summary.at("protocol");
+  md += fmt::format(
+      "Protocol: suite {} (sha256 {}), {} sessions per case, each a fresh process per variant in "
+      "alternating order, {} s apart; samples until the noise is at most {:.2g}%; speedup is the "
+      "baseline's time over the candidate's in the same run, with a 95% paired-bootstrap "
+      "interval; PyTorch ratios are PyTorch's time over the candidate's in the same mode (hot for "
+      "graph), above 1 when the candidate is faster.\n\n",
+      p.value("suite", ""), p.value("suite_sha256", "").substr(0, 16), p.value("sessions", 0),
+      p.value("cooldown_s", 0.0), 100.0 * p.value("max_noise", 0.0));
+  md +=
+      "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
+      "verdict | % copy BW | eager x | compile x | run |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string misses;
+  for (const auto& row : summary.at("rows")) {
+    const json& b = row.at("best");
+    auto ratio = [&](const char* method) {
+      if (!row.contains("pytorch") || !row["pytorch"].contains(method)) return std::string("-");
+      const json& m = row["pytorch"][method];
+      return m.contains("ratio") ? fmt::format("{:.2f}", m["ratio"].get<double>())
+                                 : m.value("status", "-");
+    };
+    md += fmt::format(
+        "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        row.value("id", ""), row.value("task", ""), row.value("case", ""), row.value("shape", ""),
+        row.value("mode", ""), fixed(row, "baseline_us", "{:.2f}"),
+        b.is_null() ? "none passed" : b.value("variant", ""),
+        b.is_null() ? "-" : fixed(b, "time_us", "{:.2f}"),
+        b.is_null()
+            ? "-"
+            : fmt::format("{} [{}, {}]", fixed(b, "speedup", "{:.2f}"),
+                          fixed(b, "speedup_low", "{:.3f}"), fixed(b, "speedup_high", "{:.3f}")),
+        b.is_null() ? "-" : b.value("verdict", ""),
+        b.is_null() ? "-" : fixed(b, "copy_bandwidth_pct", "{:.1f}%"), ratio("eager"),
+        ratio("compile"),
+        fmt::format("[{}]({})", row.value("run_id", 0), row.value("run_bundle", "")));
+    for (const auto& g : row.at("goals")) {
+      if (g.value("met", false)) continue;
+      misses += fmt::format("- {} {} case {}: missed \"{}\" ({})\n", row.value("id", ""),
+                            row.value("task", ""), row.value("case", ""), g.value("goal", ""),
+                            g.value("by", ""));
+    }
+  }
+  const json& means = summary.at("geometric_means");
+  md += "\nGeometric means:";
+  for (const auto& [name, value] : means.items()) {
+    md += value.is_number() ? fmt::format(" {} {:.3f};", name, value.get<double>())
+                            : fmt::format(" {} -;", name);
+  }
+  md += "\n\n## Goals\n\n";
+  md += misses.empty() ? "Every case meets every goal.\n" : misses;
+  md +=
+      "\nEach run's folder under runs/ is its own evidence bundle: the samples, the gate's "
+      "evidence and the cubins every number above comes from. `blaster verify` checks this "
+      "bundle; `sha256sum -c SHA256SUMS` checks it without blaster.\n";
+  return md;
+}
+
+std::string render_portfolio_svg(const json& summary) {
+  const json& rows = summary.at("rows");
+  constexpr int row_height = 22;
+  constexpr int label_width = 260;
+  constexpr int bar_width = 300;
+  const int height = 60 + row_height * static_cast<int>(rows.size());
+  double most_speedup = 1.0;
+  for (const auto& row : rows) {
+    if (!row.at("best").is_null())
+      most_speedup = std::max(most_speedup, number_or(row["best"], "speedup", 0));
+  }
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" "
+      "font-size=\"12\">\n"
+      "<text x=\"{}\" y=\"20\">speedup over the baseline</text>\n"
+      "<text x=\"{}\" y=\"20\">% of the copy bandwidth (85% goal dashed)</text>\n",
+      label_width + 2 * bar_width + 80, height, label_width, label_width + bar_width + 40);
+  const int goal_x = label_width + bar_width + 40 + static_cast<int>(bar_width * 0.85);
+  svg += fmt::format(
+      "<line x1=\"{0}\" y1=\"30\" x2=\"{0}\" y2=\"{1}\" stroke=\"#888\" "
+      "stroke-dasharray=\"4 3\"/>\n",
+      goal_x, height - 10);
+  int y = 40;
+  for (const auto& row : rows) {
+    svg += fmt::format("<text x=\"4\" y=\"{}\">{} {} {}</text>\n", y + 12, row.value("id", ""),
+                       row.value("task", ""), row.value("case", ""));
+    if (!row.at("best").is_null()) {
+      const json& b = row["best"];
+      const double speedup = number_or(b, "speedup", 0);
+      const double pct = std::min(number_or(b, "copy_bandwidth_pct", 0), 120.0);
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"#4a7ebb\"/>"
+          "<text x=\"{:.1f}\" y=\"{}\">{:.2f}x</text>\n",
+          label_width, y, bar_width * speedup / most_speedup,
+          label_width + bar_width * speedup / most_speedup + 4, y + 12, speedup);
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"#6aa84f\"/>"
+          "<text x=\"{:.1f}\" y=\"{}\">{:.1f}%</text>\n",
+          label_width + bar_width + 40, y, bar_width * pct / 100.0,
+          label_width + bar_width + 40 + bar_width * pct / 100.0 + 4, y + 12, pct);
+    }
+    y += row_height;
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+void write_portfolio_bundle(store& records, const suite& s,
+                            const std::vector<portfolio_outcome>& outcomes, const json& summary,
+                            const json& pytorch, const fs::path& out_flag,
+                            const ed25519_key* signing_key) {
+  fs::path out = out_flag.lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  if (out.empty() || out.filename() == "." || out.filename() == "..") {
+    BLASTER_INPUT_ERROR("--out {}: name a new folder for the bundle", out_flag.string());
+  }
+  std::error_code ec;
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
+    BLASTER_INPUT_ERROR("--out {}: exists and is not an empty folder; pick a new folder",
+                        out.string());
+  }
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const fs::path partial =
+      parent / fmt::format(".{}.partial.{}", out.filename().string(), ::getpid());
+  fs::remove_all(partial, ec);
+  fs::create_directories(partial / "runs");
+  try {
+    for (const auto& o : outcomes) {
+      static_cast<void>(
+          export_bundle(records, o.run_id, partial / run_folder(o.item), signing_key));
+    }
+    write_file_atomically(partial / "results.json", summary.dump(1) + "\n");
+    write_file_atomically(partial / "report.md", render_portfolio_markdown(summary));
+    write_file_atomically(partial / "figure.svg", render_portfolio_svg(summary));
+    write_file_atomically(partial / "suite.json", read_file(s.file));
+    if (pytorch.is_object())
+      write_file_atomically(partial / "pytorch.json", pytorch.dump(1) + "\n");
+    std::vector<sha256sums_entry> manifest;
+    for (const auto& entry : fs::recursive_directory_iterator(partial)) {
+      if (!entry.is_regular_file()) continue;
+      manifest.push_back({.sha256 = sha256_file_hex(entry.path()),
+                          .path = fs::relative(entry.path(), partial).generic_string()});
+    }
+    std::sort(manifest.begin(), manifest.end(),
+              [](const auto& a, const auto& b) { return a.path < b.path; });
+    const std::string manifest_text = format_sha256sums(manifest);
+    write_file_atomically(partial / bundle_manifest_name, manifest_text);
+    if (signing_key != nullptr) {
+      write_file_atomically(partial / bundle_signature_name, signing_key->sign(manifest_text));
+    }
+    if (::rename(partial.c_str(), out.c_str()) != 0) {
+      BLASTER_THROW("rename({}, {}) failed: {}", partial.string(), out.string(),
+                    std::strerror(errno));
+    }
+  } catch (...) {
+    fs::remove_all(partial, ec);
+    throw;
+  }
+}
+
+}  // namespace blaster
+
+namespace blaster {
+
+void check_portfolio_claims(bundle_verification& v) {
+  const std::optional<std::string> text = read_file_if_exists(v.dir / "results.json");
+  if (!text) return;
+  const json summary = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!summary.is_object() || !summary.contains("rows") || !summary["rows"].is_array()) return;
+  auto claim = [&](const std::string& path, std::string detail) {
+    v.problems.push_back({bundle_problem_kind::claim, path, std::move(detail), "", ""});
+  };
+  std::vector<double> speedups;
+  for (std::size_t i = 0; i < summary["rows"].size(); ++i) {
+    const json& row = summary["rows"][i];
+    const std::string where = fmt::format("results.json rows[{}]", i);
+    const std::string folder = row.value("run_bundle", "");
+    if (folder.empty() || folder.find("..") != std::string::npos) {
+      claim(where, "names no run bundle inside this one");
+      continue;
+    }
+    // The run's own bundle must hold before its numbers can vouch for anything.
+    for (auto& p : verify_bundle(v.dir / folder, nullptr).problems) {
+      p.path = folder + "/" + p.path;
+      v.problems.push_back(std::move(p));
+    }
+    const std::optional<std::string> run_text =
+        read_file_if_exists(v.dir / folder / "results.json");
+    const json report =
+        run_text ? json::parse(*run_text, nullptr, /*allow_exceptions=*/false) : json();
+    if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) {
+      claim(where,
+            fmt::format("its source {}/results.json is missing or not a run's report", folder));
+      continue;
+    }
+    auto same = [&](const char* what, const json& stated, const json& source) {
+      if (stated != source) {
+        claim(where, fmt::format("{} is {} but {}/results.json says {}", what, stated.dump(),
+                                 folder, source.dump()));
+      }
+    };
+    same("run_id", row.value("run_id", json()), report.value("run_id", json()));
+    same("case", row.value("case", json()), report.value("case", json()));
+    same("task", row.value("task", json()), report.value("task", json()));
+    same("mode", row.value("mode", json()),
+         report.value("timing", json::object()).value("mode", json()));
+    if (const json* base = baseline_result(report); base != nullptr) {
+      same("baseline_us", row.value("baseline_us", json()), base->value("time_us", json()));
+    }
+    const json* best = best_result(report);
+    const json& stated = row.value("best", json());
+    if (best == nullptr || stated.is_null()) {
+      if ((best == nullptr) != stated.is_null()) {
+        claim(where, "names a best candidate where its run has none, or none where it has one");
+      }
+      continue;
+    }
+    same("best.variant", stated.value("variant", json()), best->value("variant", json()));
+    same("best.time_us", stated.value("time_us", json()), best->value("time_us", json()));
+    same("best.speedup", stated.value("speedup", json()), best->value("speedup", json()));
+    same("best.copy_bandwidth_pct", stated.value("copy_bandwidth_pct", json()),
+         best->value("copy_bandwidth_pct", json()));
+    const json verdict = best->value("verdict", json::object());
+    same("best.verdict", stated.value("verdict", json()), verdict.value("verdict", json("")));
+    same("best.speedup_low", stated.value("speedup_low", json()),
+         verdict.value("speedup_low", json()));
+    same("best.speedup_high", stated.value("speedup_high", json()),
+         verdict.value("speedup_high", json()));
+    if (stated.contains("speedup") && stated["speedup"].is_number()) {
+      speedups.push_back(stated["speedup"].get<double>());
+    }
+  }
+  const json stated_mean =
+      summary.value("geometric_means", json::object()).value("speedup_over_baseline", json());
+  const double mean = geometric_mean(speedups);
+  if (!speedups.empty() &&
+      (!stated_mean.is_number() || std::fabs(stated_mean.get<double>() - mean) > 1e-9 * mean)) {
+    claim("results.json geometric_means",
+          fmt::format("speedup_over_baseline is {} but the rows' speedups give {}",
+                      stated_mean.dump(), mean));
+  }
+}
+
+}  // namespace blaster

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/bundle_verifier.hpp"
+#include "portfolio/portfolio_runner.hpp"
+
+namespace blaster {
+
+class ed25519_key;
+class store;
+
+// The goals a portfolio's report checks each case against.
+inline constexpr double bandwidth_goal_pct = 85.0;  // of the measured copy bandwidth
+inline constexpr double launch_floor_goal = 1.25;   // graph mode: times the empty kernel's
+
+// The portfolio's results.json: per task and case the baseline, the best candidate (by verdict,
+// then speedup) with its interval, the roofline percentages, the ratios to PyTorch eager and
+// torch.compile in the same mode (from `pytorch`, scripts/benchmark_pytorch.py's JSON; null
+// when not given), each goal met or missed and by how much, the geometric means, the device's
+// fingerprint and the protocol. Every row names the run, and the bundle folder, it comes from.
+nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
+                                   const nlohmann::json& pytorch);
+
+std::string render_portfolio_markdown(const nlohmann::json& summary);
+// A figure of every case's speedup over its baseline and its percent of the copy bandwidth.
+std::string render_portfolio_svg(const nlohmann::json& summary);
+
+// Writes the bundle into `out` (a new or empty folder), whole or not at all: report.md,
+// results.json, figure.svg, suite.json, pytorch.json when given, runs/<id>-<task>-<case>/ (each
+// run's own evidence bundle), SHA256SUMS over every file, and SHA256SUMS.sig with a key.
+void write_portfolio_bundle(store& records, const suite& s,
+                            const std::vector<portfolio_outcome>& outcomes,
+                            const nlohmann::json& summary, const nlohmann::json& pytorch,
+                            const std::filesystem::path& out, const ed25519_key* signing_key);
+
+// The folder of an outcome's run inside the bundle.
+std::string run_folder(const portfolio_item& item);
+
+// For a portfolio bundle (a results.json with rows), checks every claim against its source and
+// appends a problem for each that does not hold: each run's own bundle verifies, and each row's
+// run, case, mode, baseline time and best candidate (chosen by the same rule, with the same
+// time, speedup and interval and roofline percentage) are those of the run it cites; the
+// geometric mean of the speedups is that of the rows. A bundle of one run is left alone.
+void check_portfolio_claims(bundle_verification& verification);
+
+}  // namespace blaster

@@ -1,0 +1,112 @@
+#include "portfolio/portfolio_runner.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "benchmarking/result_printer.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/store.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+// What makes two portfolios the same work: the suite's bytes and the sessions per item.
+json progress_identity(const suite& s, int sessions) {
+  return {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
+}
+
+std::string minutes(double seconds) {
+  return seconds < 90 ? fmt::format("{:.0f} s", seconds) : fmt::format("{:.0f} min", seconds / 60);
+}
+
+}  // namespace
+
+std::filesystem::path portfolio_progress_file(const store& records, const suite& s) {
+  return records.home() / "portfolio" / (s.name + ".progress.json");
+}
+
+std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
+                                             store& records, const portfolio_bench& bench) {
+  const int sessions = options.sessions > 0 ? options.sessions : s.protocol.sessions;
+  const std::filesystem::path progress_path = portfolio_progress_file(records, s);
+  const json identity = progress_identity(s, sessions);
+  json progress = {{"identity", identity}, {"done", json::object()}};
+  if (!options.fresh) {
+    if (const auto bytes = read_file_if_exists(progress_path)) {
+      const json earlier = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+      if (earlier.is_object() && earlier.value("identity", json()) == identity &&
+          earlier.contains("done") && earlier["done"].is_object()) {
+        progress = earlier;
+      } else {
+        spdlog::info("{} is of another suite or protocol: starting over", progress_path.string());
+      }
+    }
+  }
+  std::filesystem::create_directories(progress_path.parent_path());
+
+  std::vector<portfolio_item> items;
+  for (const auto& e : s.entries) {
+    for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
+  }
+  std::vector<portfolio_outcome> outcomes;
+  const auto started = std::chrono::steady_clock::now();
+  int benched = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const portfolio_item& item = items[i];
+    // Recorded by an earlier portfolio: its report comes back from the store, not the GPU.
+    if (progress["done"].contains(item.key())) {
+      const json& done = progress["done"][item.key()];
+      const auto digest = done.at("report_sha256").get<std::string>();
+      const std::optional<std::string> report = records.cas().get(digest, /*verify=*/true);
+      if (report) {
+        spdlog::info("[{}/{}] {} {} case {}: recorded as run {}, not redone", i + 1, items.size(),
+                     item.id, item.task, item.case_name, done.at("run_id").get<std::int64_t>());
+        outcomes.push_back({item, done.at("run_id").get<std::int64_t>(), json::parse(*report),
+                            /*resumed=*/true});
+        continue;
+      }
+      spdlog::warn("the store lacks run {}'s report {}: {} is redone",
+                   done.at("run_id").get<std::int64_t>(), digest, item.key());
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::size_t left = 0;
+    for (std::size_t k = i; k < items.size(); ++k)
+      left += progress["done"].contains(items[k].key()) ? 0 : 1;
+    spdlog::info("[{}/{}] {} {} case {}{}", i + 1, items.size(), item.id, item.task, item.case_name,
+                 benched > 0 ? fmt::format(" · about {} left", minutes(elapsed / benched * left))
+                             : std::string());
+    bench_options b;
+    b.root = options.root;
+    b.task = item.task;
+    b.timed_case = item.case_name;
+    b.arch = options.arch;
+    b.sessions = sessions;
+    b.cooldown_s = s.protocol.cooldown_s;
+    b.timing.max_noise = s.protocol.max_noise;
+    if (item.mode) {
+      b.timing.mode = *parse_timing_mode(*item.mode);
+      b.mode_given = true;
+    }
+    b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
+    const bench_report report = bench(b, records);
+    if (!report.gpu) {
+      BLASTER_INPUT_ERROR("a portfolio needs a GPU: {}", report.gpu_unavailable);
+    }
+    const std::string report_json = to_json(report).dump(1);
+    // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
+    progress["done"][item.key()] = {{"run_id", report.run_id},
+                                    {"report_sha256", records.cas().put(report_json)}};
+    write_file_atomically(progress_path, progress.dump(1) + "\n");
+    outcomes.push_back({item, report.run_id, json::parse(report_json), /*resumed=*/false});
+    ++benched;
+  }
+  return outcomes;
+}
+
+}  // namespace blaster

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "benchmarking/bench_runner.hpp"
+#include "portfolio/suite.hpp"
+
+namespace blaster {
+
+class store;
+
+// One bench of a portfolio: a case of a task of the suite.
+struct portfolio_item {
+  std::string id;  // the suite entry's, "036"
+  std::string task;
+  std::string case_name;
+  std::optional<std::string> mode;  // none: the task's own
+  [[nodiscard]] std::string key() const { return task + "/" + case_name; }
+};
+
+// What a portfolio learned of one item: its run in the store and the run's report (the JSON
+// `blaster bench --json` prints), recorded now or by an earlier, interrupted portfolio.
+struct portfolio_outcome {
+  portfolio_item item;
+  std::int64_t run_id = 0;
+  nlohmann::json report;
+  bool resumed = false;
+};
+
+struct portfolio_options {
+  std::filesystem::path root;
+  std::string arch;     // empty: the GPU's
+  int sessions = 0;     // 0: the suite's protocol
+  bool fresh = false;   // true: redo every item, whatever an earlier portfolio recorded
+  std::string command;  // as the user typed it, for the record
+};
+
+// Benches one item; the portfolio's default runs run_bench in this process.
+using portfolio_bench = std::function<bench_report(const bench_options&, store&)>;
+
+// Benches every case of every task of the suite in order, each a bench under the suite's
+// protocol recorded in the store. What an earlier portfolio of the same suite and protocol
+// recorded is not redone: <home>/portfolio/<suite>.progress.json names each finished item's run
+// and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
+// it was in. Throws input_error when there is no GPU (after the first item says so).
+std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
+                                             store& records, const portfolio_bench& bench);
+
+std::filesystem::path portfolio_progress_file(const store& records, const suite& s);
+
+}  // namespace blaster

@@ -1,0 +1,139 @@
+#include "portfolio/suite.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "benchmarking/kernel_timer.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+class suite_reader {
+ public:
+  explicit suite_reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(std::string_view where, std::string_view what) const {
+    BLASTER_INPUT_ERROR("{}: {}: {}", file_, where, what);
+  }
+
+  void only_keys(const json& object, std::string_view where,
+                 std::initializer_list<std::string_view> allowed) const {
+    if (!object.is_object()) fail(where, "must be an object");
+    for (const auto& [key, value] : object.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        fail(where, fmt::format("unknown key \"{}\" (allowed: {})", key, fmt::join(allowed, ", ")));
+      }
+    }
+  }
+
+  std::string text(const json& object, std::string_view where, const char* key) const {
+    if (!object.contains(key)) fail(where, fmt::format("missing \"{}\"", key));
+    if (!object[key].is_string() || object[key].get<std::string>().empty()) {
+      fail(fmt::format("{}.{}", where, key), "must be a non-empty string");
+    }
+    return object[key].get<std::string>();
+  }
+
+  const json& array(const json& object, std::string_view where, const char* key) const {
+    if (!object.contains(key)) fail(where, fmt::format("missing \"{}\"", key));
+    if (!object[key].is_array() || object[key].empty()) {
+      fail(fmt::format("{}.{}", where, key), "must be a non-empty array");
+    }
+    return object[key];
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+suite load_suite(const std::filesystem::path& root, const std::string& name_or_file) {
+  std::filesystem::path file = name_or_file;
+  if (file.extension() != ".json") file = root / "portfolio" / "suites" / (name_or_file + ".json");
+  const std::optional<std::string> bytes = read_file_if_exists(file);
+  if (!bytes) {
+    BLASTER_INPUT_ERROR(
+        "no suite {}: {} does not exist; give a suite's name (a file portfolio/suites/<name>.json "
+        "under --root) or a .json file",
+        name_or_file, file.string());
+  }
+  const suite_reader r(file.string());
+  const json doc = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) r.fail("(document)", "is not valid JSON");
+  r.only_keys(doc, "(document)", {"name", "title", "protocol", "entries"});
+
+  suite s;
+  s.file = file;
+  s.sha256 = sha256_hex(*bytes);
+  s.name = r.text(doc, "(document)", "name");
+  s.title = r.text(doc, "(document)", "title");
+  if (doc.contains("protocol")) {
+    const json& p = doc["protocol"];
+    r.only_keys(p, "protocol", {"sessions", "cooldown_s", "max_noise"});
+    if (p.contains("sessions")) {
+      if (!p["sessions"].is_number_integer() || p["sessions"].get<int>() < 1) {
+        r.fail("protocol.sessions", "must be a positive integer");
+      }
+      s.protocol.sessions = p["sessions"].get<int>();
+    }
+    if (p.contains("cooldown_s")) {
+      if (!p["cooldown_s"].is_number() || p["cooldown_s"].get<double>() < 0) {
+        r.fail("protocol.cooldown_s", "must be a number of seconds, 0 or more");
+      }
+      s.protocol.cooldown_s = p["cooldown_s"].get<double>();
+    }
+    if (p.contains("max_noise")) {
+      if (!p["max_noise"].is_number() || !(p["max_noise"].get<double>() > 0)) {
+        r.fail("protocol.max_noise", "must be a positive fraction, e.g. 0.005 for 0.5%");
+      }
+      s.protocol.max_noise = p["max_noise"].get<double>();
+    }
+  }
+  std::set<std::string> seen;
+  const json& entries = r.array(doc, "(document)", "entries");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const std::string where = fmt::format("entries[{}]", i);
+    r.only_keys(entries[i], where, {"id", "task", "cases"});
+    suite_entry e;
+    e.id = r.text(entries[i], where, "id");
+    e.task = r.text(entries[i], where, "task");
+    if (!seen.insert(e.task).second) r.fail(where, fmt::format("task {} is listed twice", e.task));
+    task_spec task;
+    try {
+      task = load_task(root / "tasks" / e.task);
+    } catch (const input_error& err) {
+      r.fail(where + ".task", err.what());
+    }
+    const json& cases = r.array(entries[i], where, "cases");
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const std::string at = fmt::format("{}.cases[{}]", where, k);
+      r.only_keys(cases[k], at, {"case", "mode"});
+      suite_case c;
+      c.name = r.text(cases[k], at, "case");
+      try {
+        static_cast<void>(task.find_case(c.name));
+      } catch (const input_error& err) {
+        r.fail(at + ".case", err.what());
+      }
+      if (cases[k].contains("mode")) {
+        c.mode = r.text(cases[k], at, "mode");
+        if (!parse_timing_mode(*c.mode)) r.fail(at + ".mode", "must be hot, cold or graph");
+      }
+      e.cases.push_back(std::move(c));
+    }
+    s.entries.push_back(std::move(e));
+  }
+  return s;
+}
+
+}  // namespace blaster

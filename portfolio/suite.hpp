@@ -1,0 +1,44 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace blaster {
+
+// One case of a suite's task, and the mode it is timed in (none: the task's own).
+struct suite_case {
+  std::string name;
+  std::optional<std::string> mode;
+};
+
+struct suite_entry {
+  std::string id;  // KernelBench's number, "036"
+  std::string task;
+  std::vector<suite_case> cases;
+};
+
+// How every case of the suite is timed: the confirmation protocol by default.
+struct suite_protocol {
+  int sessions = 5;
+  double cooldown_s = 1.0;  // [seconds] between two sessions
+  double max_noise = 0.005;
+};
+
+// portfolio/suites/<name>.json: the tasks and cases a portfolio runs, and how.
+struct suite {
+  std::string name;
+  std::string title;
+  std::filesystem::path file;
+  std::string sha256;  // of the file's bytes: a resumed portfolio must run the same suite
+  suite_protocol protocol;
+  std::vector<suite_entry> entries;
+};
+
+// `name_or_file` is a suite's name (portfolio/suites/<name>.json under root) or a file. Every
+// problem is an input_error naming the file, the JSON path and the fix; every task and case the
+// suite names must exist under root.
+suite load_suite(const std::filesystem::path& root, const std::string& name_or_file);
+
+}  // namespace blaster

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Times PyTorch eager and torch.compile on every case of a blaster suite, on this machine's GPU.
+
+The protocol follows blaster's definitions, so that `blaster portfolio --pytorch FILE` compares
+like with like:
+  hot    back-to-back calls between two CUDA events, the count calibrated to about --sample-ms,
+         the median over samples of the time per call;
+  graph  the same calls captured once in a CUDA graph and replayed (blaster's graph mode);
+  cold   a buffer twice the L2 written before each single call, timed by CUDA events.
+Samples continue until the relative noise is at most --max-noise or --budget seconds pass. A
+method that fails is kept with status "failed: why"; one whose noise stays above 5% is kept
+with status "unstable". Inputs follow each task.json (shapes, dtypes, the case's symbols).
+
+  python3 scripts/benchmark_pytorch.py --suite core10 --out pytorch-h200.json
+  python3 scripts/benchmark_pytorch.py --suite core10 --list     # the cases, no GPU needed
+"""
+
+import argparse
+import datetime
+import json
+import math
+import pathlib
+import statistics
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# KernelBench level-1 semantics of every task a suite may name: inputs by buffer name.
+MODELS = {
+    "matvec": lambda t, i, s: t.matmul(i["A"], i["B"]),
+    "matmul_smallk": lambda t, i, s: t.matmul(i["A"], i["B"]),
+    "relu": lambda t, i, s: t.relu(i["x"]),
+    "softmax": lambda t, i, s: t.softmax(i["x"], dim=1),
+    "gelu": lambda t, i, s: t.nn.functional.gelu(i["x"]),
+    "rmsnorm": lambda t, i, s: i["x"] / t.sqrt(t.mean(i["x"] ** 2, dim=1, keepdim=True) + s["eps"]),
+    "layernorm": lambda t, i, s: t.nn.functional.layer_norm(
+        i["x"], i["x"].shape[1:], i["weight"], i["bias"], s["eps"]),
+    "sum_dim1": lambda t, i, s: t.sum(i["x"], dim=1, keepdim=True),
+    "newgelu": lambda t, i, s: 0.5 * i["x"] * (1.0 + t.tanh(
+        math.sqrt(2.0 / math.pi) * (i["x"] + 0.044715 * t.pow(i["x"], 3.0)))),
+    "cross_entropy": lambda t, i, s: t.nn.functional.cross_entropy(i["logits"], i["targets"]),
+}
+# torch.compile's mode per task, as the same-GPU anchors used it.
+COMPILE_MODES = {"matvec": "max-autotune-no-cudagraphs",
+                 "matmul_smallk": "max-autotune-no-cudagraphs"}
+DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+          "i32": "int32", "i64": "int64"}
+
+
+def evaluate(expression, symbols):
+    """A task.json size expression: integers, symbols, + - * / and parentheses."""
+    if isinstance(expression, (int, float)):
+        return int(expression)
+    allowed = set("0123456789+-*/() _") | set("".join(symbols))
+    if not set(expression) <= allowed:
+        raise ValueError(f"cannot evaluate shape expression {expression!r}")
+    return int(eval(expression.replace("/", "//"), {"__builtins__": {}}, dict(symbols)))
+
+
+def suite_cases(suite_name):
+    path = pathlib.Path(suite_name)
+    if path.suffix != ".json":
+        path = ROOT / "portfolio" / "suites" / f"{suite_name}.json"
+    suite = json.loads(path.read_text())
+    for entry in suite["entries"]:
+        task = json.loads((ROOT / "tasks" / entry["task"] / "task.json").read_text())
+        for item in entry["cases"]:
+            case = next(c for c in task["cases"] if c["name"] == item["case"])
+            symbols = {name: spec["value"] for name, spec in task["symbols"].items()
+                       if "value" in spec}
+            symbols.update(case["symbols"])
+            yield suite, task, case, symbols
+
+
+def make_inputs(torch, task, symbols):
+    inputs = {}
+    for name, buffer in task["buffers"].items():
+        if buffer["role"] != "input":
+            continue
+        shape = [evaluate(d, symbols) for d in buffer["shape"]]
+        dtype = getattr(torch, DTYPES[buffer["dtype"]])
+        init = buffer.get("init", {"dist": "normal"})
+        if init["dist"] == "int_range":
+            high = evaluate(init["high"], symbols)
+            inputs[name] = torch.randint(int(init["low"]), high + 1, shape, device="cuda",
+                                         dtype=dtype)
+        else:
+            inputs[name] = torch.randn(shape, device="cuda", dtype=torch.float32).to(dtype)
+    return inputs
+
+
+def relative_noise(samples):
+    return statistics.pstdev(samples) / statistics.fmean(samples) if len(samples) > 1 else 0.0
+
+
+def sample_until(take, args):
+    import time
+    samples, began = [], time.monotonic()
+    while len(samples) < args.max_samples:
+        samples.append(take())
+        if len(samples) >= args.min_samples and (
+                relative_noise(samples) <= args.max_noise or time.monotonic() - began > args.budget):
+            break
+    return samples
+
+
+def time_method(torch, fn, mode, args, l2_bytes):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def burst(calls):
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1000.0  # [us]
+
+    burst(3)  # warm-up: compilation, autotuning and first touch stay out of the numbers
+    per_call = burst(4) / 4
+    inner = max(1, min(100000, round(args.sample_ms * 1000.0 / max(per_call, 1e-3))))
+    if mode == "hot":
+        samples = sample_until(lambda: burst(inner) / inner, args)
+    elif mode == "graph":
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()  # allocations of the call happen before capture
+            with torch.cuda.graph(graph, stream=stream):
+                for _ in range(inner):
+                    fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph.replay()
+
+        def replay():
+            start.record()
+            graph.replay()
+            stop.record()
+            stop.synchronize()
+            return start.elapsed_time(stop) * 1000.0 / inner
+        samples = sample_until(replay, args)
+    else:
+        flush = torch.empty(2 * l2_bytes // 4, dtype=torch.int32, device="cuda")
+
+        def cold():
+            flush.fill_(0x5A5A5A5A)
+            return burst(1)
+        samples = sample_until(cold, args)
+    return statistics.median(samples), relative_noise(samples), len(samples)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite", default="core10", help="a suite name or .json file")
+    parser.add_argument("--out", help="the JSON file to write (default: stdout)")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--modes", default="hot,graph,cold", help="comma-separated modes")
+    parser.add_argument("--sample-ms", type=float, default=1.0)
+    parser.add_argument("--max-noise", type=float, default=0.005)
+    parser.add_argument("--min-samples", type=int, default=10)
+    parser.add_argument("--max-samples", type=int, default=1000)
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds of sampling at most")
+    args = parser.parse_args()
+
+    cases = list(suite_cases(args.suite))
+    if args.list:
+        for _, task, case, symbols in cases:
+            print(task["name"], case["name"], " ".join(f"{k}={v}" for k, v in symbols.items()))
+        return 0
+
+    import torch
+    if not torch.cuda.is_available():
+        print("benchmark_pytorch.py: no CUDA GPU is visible to PyTorch", file=sys.stderr)
+        return 3
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = getattr(props, "L2_cache_size", 64 << 20)
+    modes = [m for m in args.modes.split(",") if m]
+    out = {
+        "environment": {"torch": torch.__version__, "cuda": torch.version.cuda,
+                        "device": props.name, "sm_count": props.multi_processor_count,
+                        "date": datetime.datetime.now(datetime.timezone.utc).isoformat()},
+        "protocol": {"modes": modes, "sample_ms": args.sample_ms, "max_noise": args.max_noise,
+                     "min_samples": args.min_samples, "max_samples": args.max_samples,
+                     "budget_s": args.budget, "compile_modes": COMPILE_MODES,
+                     "clock": "CUDA events"},
+        "cases": [],
+    }
+    for _, task, case, symbols in cases:
+        name = task["name"]
+        entry = {"task": name, "case": case["name"], "symbols": symbols, "methods": {}}
+        print(f"{name} {case['name']}", file=sys.stderr)
+        try:
+            inputs = make_inputs(torch, task, symbols)
+        except Exception as e:  # an input that does not fit is a failure of every method
+            entry["methods"] = {m: {"status": f"failed: {type(e).__name__}: {e}"}
+                                for m in ("eager", "compile")}
+            out["cases"].append(entry)
+            continue
+        model = MODELS[name]
+        eager = lambda: model(torch, inputs, symbols)
+        methods = {"eager": eager}
+        try:
+            compiled = torch.compile(lambda i: model(torch, i, symbols),
+                                     mode=COMPILE_MODES.get(name, "default"))
+            methods["compile"] = lambda: compiled(inputs)
+        except Exception as e:
+            entry["methods"]["compile"] = {"status": f"failed: {type(e).__name__}: {e}"}
+        for method, fn in methods.items():
+            result = {"status": "ok"}
+            for mode in modes:
+                try:
+                    median, noise, count = time_method(torch, fn, mode, args, l2_bytes)
+                    result[f"{mode}_us"] = median
+                    result[f"{mode}_noise"] = noise
+                    result[f"{mode}_samples"] = count
+                    if noise > 0.05 and result["status"] == "ok":
+                        result["status"] = "unstable"
+                except Exception as e:
+                    result[f"{mode}_error"] = f"{type(e).__name__}: {e}"
+                    result["status"] = f"failed: {type(e).__name__}: {e}"
+            entry["methods"][method] = result
+        del inputs
+        torch.cuda.empty_cache()
+        out["cases"].append(entry)
+    text = json.dumps(out, indent=1) + "\n"
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

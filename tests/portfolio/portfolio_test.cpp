@@ -1,0 +1,268 @@
+// The portfolio without a GPU: the suite file, resuming a killed portfolio without redoing
+// recorded work, the report's goals and ratios, and the bundle that `blaster verify` checks.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "benchmarking/result_printer.hpp"
+#include "core/bundle_verifier.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "core/store.hpp"
+#include "portfolio/portfolio_report.hpp"
+#include "portfolio/portfolio_runner.hpp"
+#include "portfolio/suite.hpp"
+
+namespace blaster {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+class Portfolio : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("blaster-portfolio-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    write_file_atomically(dir_ / name, text);
+    return dir_ / name;
+  }
+
+  // Two tasks, three cases: small enough to reason about, real tasks so that they load.
+  suite two_tasks() const {
+    const auto file = write("mini.json", R"({
+      "name": "mini", "title": "two tasks",
+      "protocol": {"sessions": 5},
+      "entries": [
+        {"id": "019", "task": "relu", "cases": [{"case": "canonical"}, {"case": "large", "mode": "hot"}]},
+        {"id": "036", "task": "rmsnorm", "cases": [{"case": "canonical"}]}
+      ]})");
+    return load_suite(BLASTER_SOURCE_DIR, file.string());
+  }
+
+  fs::path dir_;
+};
+
+// A bench that records a run the way run_bench does, with a baseline at 10 us and a candidate
+// at `candidate_us`, and counts what it was asked to do.
+struct fake_bench {
+  std::vector<std::string> asked;  // "task/case mode"
+  std::string fail_at;             // a task/case to throw at, as a kill would stop the process
+  double candidate_us = 5.0;
+
+  bench_report operator()(const bench_options& o, store& records) {
+    const std::string key = o.task + "/" + o.timed_case;
+    asked.push_back(key + " " +
+                    (o.mode_given ? std::string(to_string(o.timing.mode)) : "task's mode"));
+    if (key == fail_at) throw std::runtime_error("killed");
+    bench_report r;
+    r.gpu = true;
+    r.task = o.task;
+    r.timed_case = o.timed_case;
+    r.timed_shape = "n=1";
+    r.dtype = "f16";
+    r.timing = o.timing;
+    r.sessions = o.sessions;
+    r.floors = launch_floors{.hot_us = 4.0, .cold_us = 0.5, .graph_us = 1.0};
+    timing_samples t;
+    t.kernel_us = 1.0;
+    variant_result base;
+    base.label = base.candidate = "init";
+    base.baseline = true;
+    base.status = "passed";
+    base.time_us = 10.0;
+    base.speedup = 1.0;
+    base.timing = t;
+    variant_result cand;
+    cand.label = cand.candidate = "fast";
+    cand.status = "passed";
+    cand.time_us = candidate_us;
+    cand.speedup = 10.0 / candidate_us;
+    cand.roofline_pct = 90.0;
+    cand.timing = t;
+    verdict_result v;
+    v.v = verdict::improved;
+    v.speedup = {.low = 1.9, .high = 2.1, .point = 10.0 / candidate_us};
+    v.sessions = o.sessions;
+    cand.verdict = v;
+    r.results = {base, cand};
+    r.run_id = records.begin_run("fake bench " + key, o.task, "{}");
+    records.finish_run(r.run_id, "completed", records.cas().put(to_json(r).dump(1)));
+    return r;
+  }
+};
+
+TEST_F(Portfolio, Core10SuiteNamesTenTasksAndTheirCases) {
+  const suite s = load_suite(BLASTER_SOURCE_DIR, "core10");
+  ASSERT_EQ(s.entries.size(), 10U);
+  EXPECT_EQ(s.protocol.sessions, 5);
+  std::size_t cases = 0;
+  for (const auto& e : s.entries) {
+    cases += e.cases.size();
+    EXPECT_EQ(e.cases.front().name, "canonical") << e.task;
+  }
+  EXPECT_EQ(cases, 19U);  // layernorm's canonical shape is KernelBench's current one
+}
+
+TEST_F(Portfolio, ABadSuiteNamesTheFileThePathAndTheFix) {
+  auto message = [&](const std::string& text) {
+    const auto file = write("bad.json", text);
+    try {
+      static_cast<void>(load_suite(BLASTER_SOURCE_DIR, file.string()));
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string head = R"({"name": "b", "title": "t", "entries": [)";
+  EXPECT_NE(message(head + R"({"id": "1", "task": "nope", "cases": [{"case": "c"}]}]})")
+                .find("bad.json: entries[0].task"),
+            std::string::npos);
+  EXPECT_NE(message(head + R"({"id": "1", "task": "relu", "cases": [{"case": "huge"}]}]})")
+                .find("entries[0].cases[0].case: task relu has no case \"huge\""),
+            std::string::npos);
+  EXPECT_NE(
+      message(head +
+              R"({"id": "1", "task": "relu", "cases": [{"case": "canonical", "mode": "warm"}]}]})")
+          .find("entries[0].cases[0].mode: must be hot, cold or graph"),
+      std::string::npos);
+  EXPECT_NE(
+      message(R"({"name": "b", "title": "t", "entries": [], "extra": 1})").find("unknown key"),
+      std::string::npos);
+  EXPECT_NE(message("{").find("is not valid JSON"), std::string::npos);
+}
+
+TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  const portfolio_options options{
+      .root = BLASTER_SOURCE_DIR, .arch = {}, .sessions = 0, .fresh = false, .command = "test"};
+  fake_bench first;
+  first.fail_at = "rmsnorm/canonical";  // dies in the third item
+  EXPECT_THROW(static_cast<void>(run_portfolio(s, options, records, std::ref(first))),
+               std::runtime_error);
+  ASSERT_EQ(first.asked.size(), 3U);
+  // Each item's mode: the suite's where it names one, else the task's own.
+  EXPECT_EQ(first.asked[0], "relu/canonical task's mode");
+  EXPECT_EQ(first.asked[1], "relu/large hot");
+
+  fake_bench second;
+  const auto outcomes = run_portfolio(s, options, records, std::ref(second));
+  ASSERT_EQ(second.asked.size(), 1U);  // only the item the kill interrupted
+  EXPECT_EQ(second.asked[0], "rmsnorm/canonical task's mode");
+  ASSERT_EQ(outcomes.size(), 3U);
+  EXPECT_TRUE(outcomes[0].resumed);
+  EXPECT_TRUE(outcomes[1].resumed);
+  EXPECT_FALSE(outcomes[2].resumed);
+  EXPECT_EQ(outcomes[0].report.at("case"), "canonical");
+
+  // Another protocol is other work: nothing is resumed.
+  fake_bench third;
+  portfolio_options three = options;
+  three.sessions = 3;
+  static_cast<void>(run_portfolio(s, three, records, std::ref(third)));
+  EXPECT_EQ(third.asked.size(), 3U);
+  // And --fresh redoes everything.
+  fake_bench fourth;
+  three.fresh = true;
+  static_cast<void>(run_portfolio(s, three, records, std::ref(fourth)));
+  EXPECT_EQ(fourth.asked.size(), 3U);
+}
+
+TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  fake_bench bench;
+  bench.candidate_us = 5.0;
+  const auto outcomes = run_portfolio(
+      s, {.root = BLASTER_SOURCE_DIR, .arch = {}, .sessions = 0, .fresh = false, .command = "t"},
+      records, std::ref(bench));
+  const json pytorch = json::parse(R"({"environment": {"torch": "2.11"}, "cases": [
+      {"task": "relu", "case": "canonical",
+       "methods": {"eager": {"hot_us": 6.0, "status": "ok"}, "compile": {"status": "failed: boom"}}},
+      {"task": "rmsnorm", "case": "canonical",
+       "methods": {"eager": {"hot_us": 2.5, "status": "ok"}, "compile": {"hot_us": 20.0, "status": "ok"}}}]})");
+  const json summary = summarize_portfolio(s, outcomes, pytorch);
+  const json& rows = summary.at("rows");
+  ASSERT_EQ(rows.size(), 3U);
+  EXPECT_EQ(rows[0].at("best").at("variant"), "fast");
+  EXPECT_DOUBLE_EQ(rows[0].at("pytorch").at("eager").at("ratio").get<double>(), 6.0 / 5.0);
+  EXPECT_EQ(rows[0].at("pytorch").at("compile").at("status"), "failed: boom");
+  // rmsnorm: 90% of the copy bandwidth meets its goal; PyTorch eager at 2.5 us beats 5 us.
+  bool bandwidth_met = false;
+  bool pytorch_missed = false;
+  for (const auto& g : rows[2].at("goals")) {
+    const std::string goal = g.at("goal");
+    if (goal.find("copy bandwidth") != std::string::npos) bandwidth_met = g.at("met");
+    if (goal.find("PyTorch") != std::string::npos) pytorch_missed = !g.at("met").get<bool>();
+  }
+  EXPECT_TRUE(bandwidth_met);
+  EXPECT_TRUE(pytorch_missed);
+  EXPECT_NEAR(summary.at("geometric_means").at("speedup_over_baseline").get<double>(), 2.0, 1e-12);
+  const std::string md = render_portfolio_markdown(summary);
+  EXPECT_NE(
+      md.find("036 rmsnorm case canonical: missed \"at least as fast as the faster of PyTorch"),
+      std::string::npos)
+      << md;
+  EXPECT_NE(render_portfolio_svg(summary).find("<svg"), std::string::npos);
+
+  const fs::path out = dir_ / "bundle";
+  write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, nullptr);
+  for (const char* file : {"report.md", "results.json", "figure.svg", "suite.json", "pytorch.json",
+                           "runs/036-rmsnorm-canonical/SHA256SUMS"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+  bundle_verification clean = verify_bundle(out, nullptr);
+  check_portfolio_claims(clean);
+  EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].detail);
+
+  // A number of the report edited, and SHA256SUMS rewritten to match: the hashes hold, the
+  // claim does not, since the run it cites says otherwise.
+  {
+    const fs::path forged = dir_ / "forged";
+    fs::copy(out, forged, fs::copy_options::recursive);
+    json edited = json::parse(read_file(forged / "results.json"));
+    edited["rows"][2]["best"]["time_us"] = 4.0;
+    write_file_atomically(forged / "results.json", edited.dump(1) + "\n");
+    std::string sums = read_file(forged / "SHA256SUMS");
+    const std::string old_digest = sha256_file_hex(out / "results.json");
+    sums.replace(sums.find(old_digest), old_digest.size(),
+                 sha256_file_hex(forged / "results.json"));
+    write_file_atomically(forged / "SHA256SUMS", sums);
+    bundle_verification v = verify_bundle(forged, nullptr);
+    EXPECT_TRUE(v.ok());
+    check_portfolio_claims(v);
+    ASSERT_EQ(v.problems.size(), 1U);
+    EXPECT_EQ(v.problems[0].kind, bundle_problem_kind::claim);
+    EXPECT_NE(v.problems[0].detail.find("best.time_us is 4.0 but runs/036-rmsnorm-canonical"),
+              std::string::npos)
+        << v.problems[0].detail;
+  }
+
+  // One byte of one run's evidence changed: the bundle no longer holds.
+  const fs::path results = out / "runs/019-relu-large/results.json";
+  std::string bytes = read_file(results);
+  bytes[bytes.size() / 2] ^= 1;
+  { std::ofstream(results, std::ios::binary) << bytes; }
+  const auto after = verify_bundle(out, nullptr);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.problems.at(0).path, "runs/019-relu-large/results.json");
+  // A bundle is never written over anything.
+  EXPECT_THROW(write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, nullptr),
+               input_error);
+}
+
+}  // namespace
+}  // namespace blaster
