@@ -64,6 +64,34 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     if (n < 0) fail_at(file, bytes.where, fmt::format("scratch \"{}\" has {} bytes", name, n));
     out.scratch.emplace_back(name, n);
   }
+  if (plan.cluster) {
+    unsigned blocks = 1;
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t n = evaluate_at((*plan.cluster)[d], symbols, file);
+      if (n < 1 || n > max_portable_cluster_blocks) {
+        fail_at(file, (*plan.cluster)[d].where,
+                fmt::format("cluster dimension {} is {}; it must be in [1, {}]", "xyz"[d], n,
+                            max_portable_cluster_blocks));
+      }
+      out.cluster[d] = static_cast<unsigned>(n);
+      blocks *= out.cluster[d];
+    }
+    if (blocks > max_portable_cluster_blocks) {
+      fail_at(file, (*plan.cluster)[0].where,
+              fmt::format("a cluster of {} blocks; at most {} are portable", blocks,
+                          max_portable_cluster_blocks));
+    }
+  }
+  out.cooperative = plan.cooperative;
+  if (plan.max_dynamic_shared_bytes) {
+    const std::int64_t n = evaluate_at(*plan.max_dynamic_shared_bytes, symbols, file);
+    if (n < 0 || n > max_dynamic_shared_bytes) {
+      fail_at(file, plan.max_dynamic_shared_bytes->where,
+              fmt::format("max_dynamic_shared_bytes is {}; it must be in [0, {}]", n,
+                          max_dynamic_shared_bytes));
+    }
+    out.max_dynamic_shared_bytes = static_cast<unsigned>(n);
+  }
   auto is_scratch = [&](const std::string& name) {
     return std::any_of(out.scratch.begin(), out.scratch.end(),
                        [&](const auto& s) { return s.first == name; });
@@ -93,6 +121,14 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
       threads *= b;
       launch.grid[d] = static_cast<unsigned>(g);
       launch.block[d] = static_cast<unsigned>(b);
+    }
+    for (int d = 0; d < 3; ++d) {
+      if (launch.grid[d] % out.cluster[d] != 0) {
+        fail_at(file, step.grid[d].where,
+                fmt::format("grid dimension {} is {} for case {} ({}), not a multiple of the "
+                            "cluster's {}",
+                            "xyz"[d], launch.grid[d], c.name, task.describe(c), out.cluster[d]));
+      }
     }
     if (threads > max_threads_per_block) {
       fail_at(file, step.block[0].where,
@@ -170,6 +206,21 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
 launch_sequence::launch_sequence(const resolved_plan& plan, const cuda::module& module,
                                  const std::map<std::string, CUdeviceptr, std::less<>>& buffers) {
   const cuda::driver_api& api = cuda::driver();
+  // Clusters and cooperative grids are launch attributes: they need cuLaunchKernelEx.
+  if (plan.cluster != std::array<unsigned, 3>{1, 1, 1}) {
+    CUlaunchAttribute a{};
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.clusterDim.x = plan.cluster[0];
+    a.value.clusterDim.y = plan.cluster[1];
+    a.value.clusterDim.z = plan.cluster[2];
+    attributes_.push_back(a);
+  }
+  if (plan.cooperative) {
+    CUlaunchAttribute a{};
+    a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    a.value.cooperative = 1;
+    attributes_.push_back(a);
+  }
   for (const auto& launch : plan.launches) {
     bound b;
     b.kernel = launch.kernel;
@@ -216,12 +267,13 @@ launch_sequence::launch_sequence(const resolved_plan& plan, const cuda::module& 
           break;
       }
     }
-    if (b.shared_bytes > 48 * 1024) {
+    const unsigned shared_limit = std::max(b.shared_bytes, plan.max_dynamic_shared_bytes);
+    if (shared_limit > 48 * 1024) {
       cuda::check(
           api.cuFuncSetAttribute(b.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(b.shared_bytes)),
+                                 static_cast<int>(shared_limit)),
           fmt::format("raising the dynamic shared memory of {} to {} bytes", b.kernel,
-                      b.shared_bytes));
+                      shared_limit));
     }
     for (std::size_t offset = 0; offset < b.storage.size(); offset += 8) {
       b.pointers.push_back(b.storage.data() + offset);
@@ -233,10 +285,27 @@ launch_sequence::launch_sequence(const resolved_plan& plan, const cuda::module& 
 void launch_sequence::enqueue(CUstream stream) const {
   const cuda::driver_api& api = cuda::driver();
   for (const auto& b : launches_) {
-    cuda::check(api.cuLaunchKernel(b.function, b.grid[0], b.grid[1], b.grid[2], b.block[0],
-                                   b.block[1], b.block[2], b.shared_bytes, stream,
-                                   const_cast<void**>(b.pointers.data()), nullptr),
-                fmt::format("launching {}", b.kernel));
+    if (attributes_.empty()) {
+      cuda::check(api.cuLaunchKernel(b.function, b.grid[0], b.grid[1], b.grid[2], b.block[0],
+                                     b.block[1], b.block[2], b.shared_bytes, stream,
+                                     const_cast<void**>(b.pointers.data()), nullptr),
+                  fmt::format("launching {}", b.kernel));
+      continue;
+    }
+    CUlaunchConfig config{};
+    config.gridDimX = b.grid[0];
+    config.gridDimY = b.grid[1];
+    config.gridDimZ = b.grid[2];
+    config.blockDimX = b.block[0];
+    config.blockDimY = b.block[1];
+    config.blockDimZ = b.block[2];
+    config.sharedMemBytes = b.shared_bytes;
+    config.hStream = stream;
+    config.attrs = const_cast<CUlaunchAttribute*>(attributes_.data());
+    config.numAttrs = static_cast<unsigned>(attributes_.size());
+    cuda::check(
+        api.cuLaunchKernelEx(&config, b.function, const_cast<void**>(b.pointers.data()), nullptr),
+        fmt::format("launching {}", b.kernel));
   }
 }
 

@@ -39,10 +39,19 @@ struct resolved_launch {
   std::vector<resolved_arg> args;
 };
 
+// Thread-block clusters allowed without the driver's non-portable opt-in.
+inline constexpr unsigned max_portable_cluster_blocks = 8;
+
 // A plan with every expression evaluated for one case: what the harness will launch.
 struct resolved_plan {
   std::vector<resolved_launch> launches;
   std::vector<std::pair<std::string, std::int64_t>> scratch;  // name, [bytes]
+  // The plan's launch attributes, for every launch: blocks per cluster (1, 1, 1 without), a
+  // cooperative launch (a grid whose blocks are all resident at once), and the dynamic shared
+  // memory each kernel may be launched with.
+  std::array<unsigned, 3> cluster{1, 1, 1};
+  bool cooperative = false;
+  unsigned max_dynamic_shared_bytes = 0;  // [bytes] 0: what each launch asks for
 };
 
 // Evaluates the plan for a case and checks what can be checked without a GPU: names, grid and
@@ -73,6 +82,7 @@ class launch_sequence {
     std::string kernel;
   };
   std::vector<bound> launches_;
+  std::vector<CUlaunchAttribute> attributes_;  // the plan's cluster and cooperative launch
 };
 
 }  // namespace blaster

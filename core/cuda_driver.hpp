@@ -47,6 +47,7 @@ namespace blaster::cuda {
   X(cuFuncSetAttribute)             \
   X(cuFuncGetParamInfo)             \
   X(cuLaunchKernel)                 \
+  X(cuLaunchKernelEx)               \
   X(cuStreamCreate)                 \
   X(cuStreamDestroy)                \
   X(cuStreamSynchronize)            \

@@ -154,8 +154,7 @@ TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
   ASSERT_GE(given.size(), 4u);
   EXPECT_EQ(given[0], source_root / "tasks/rmsnorm/init.cu");
   EXPECT_TRUE(std::is_sorted(given.begin() + 1, given.end()));
-  for (const char* name :
-       {"nan_output.cu", "no_sqrt.cu", "skips_last_position.cu"}) {
+  for (const char* name : {"nan_output.cu", "no_sqrt.cu", "skips_last_position.cu"}) {
     EXPECT_NE(std::find(given.begin(), given.end(), source_root / "tests/adversarial" / name),
               given.end())
         << name;
@@ -329,6 +328,34 @@ TEST_F(TempCandidate, BlockOf2048) {
   const candidate_file c = load_candidate(file, arch, nullptr);
   const std::string message = resolve_error(c, "canonical");
   EXPECT_NE(message.find("block dimension x is 2048"), std::string::npos) << message;
+}
+
+TEST_F(TempCandidate, ClusterAndCooperativeResolveAndTheGridMustFillWholeClusters) {
+  const fs::path file = write(
+      "cluster.cu",
+      plan(
+          "k",
+          R"p("grid": "ceil_div(B*H*W, 256)", "block": 256, "args": ["out", "x", "B", "C", "H*W", "eps"])p",
+          R"p(, "cluster": [2, 1, 1], "cooperative": true, "max_dynamic_shared_bytes": 100000)p") +
+          std::string(kernel_k));
+  const candidate_file c = load_candidate(file, arch, nullptr);
+  // canonical: 16*256*256 / 256 = 4096 blocks, whole clusters of 2.
+  const resolved_plan canonical =
+      resolve_plan(*c.plan, compiled(c), task_, task_.find_case("canonical"));
+  EXPECT_EQ(canonical.cluster, (std::array<unsigned, 3>{2, 1, 1}));
+  EXPECT_TRUE(canonical.cooperative);
+  EXPECT_EQ(canonical.max_dynamic_shared_bytes, 100000U);
+  // odd: ceil(3*31*7 / 256) = 3 blocks, which no cluster of 2 divides.
+  const std::string message = resolve_error(c, "odd");
+  EXPECT_NE(message.find("grid dimension x is 3 for case odd"), std::string::npos) << message;
+  EXPECT_NE(message.find("not a multiple of the cluster's 2"), std::string::npos) << message;
+  EXPECT_EQ(message.rfind(file.string() + ":4:30: ", 0), 0U) << message;  // at the grid
+
+  const fs::path big = write("big_cluster.cu", plan("k", good_step, R"p(, "cluster": [4, 4, 1])p") +
+                                                   std::string(kernel_k));
+  const std::string too_big = resolve_error(load_candidate(big, arch, nullptr), "canonical");
+  EXPECT_NE(too_big.find("a cluster of 16 blocks; at most 8 are portable"), std::string::npos)
+      << too_big;
 }
 
 TEST_F(TempCandidate, ParamInTheKernelNameIsATemplateArgument) {
