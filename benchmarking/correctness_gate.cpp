@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -27,12 +28,23 @@ void guard_task_design(const task_spec& task, const gate_check& check, const std
   double low = std::numeric_limits<double>::infinity();
   double high = -low;
   std::size_t tiny = 0;
-  for (double v : r) {
-    if (!std::isfinite(v)) continue;
-    low = std::min(low, v);
-    high = std::max(high, v);
-    if (std::fabs(v) <= task.tol.atol) ++tiny;
-  }
+  std::mutex merge;  // a large case's outputs run to billions: every core takes a part
+  parallel_for(static_cast<std::int64_t>(r.size()), [&](std::int64_t begin, std::int64_t end) {
+    double part_low = std::numeric_limits<double>::infinity();
+    double part_high = -part_low;
+    std::size_t part_tiny = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double v = r[static_cast<std::size_t>(i)];
+      if (!std::isfinite(v)) continue;
+      part_low = std::min(part_low, v);
+      part_high = std::max(part_high, v);
+      if (std::fabs(v) <= task.tol.atol) ++part_tiny;
+    }
+    const std::lock_guard lock(merge);
+    low = std::min(low, part_low);
+    high = std::max(high, part_high);
+    tiny += part_tiny;
+  });
   const double widest = std::max(std::fabs(low), std::fabs(high));
   const double allowed = task.tol.atol + task.tol.rtol * widest;
   if (r.size() > 1 && high - low <= 2.0 * allowed) {
