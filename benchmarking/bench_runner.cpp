@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -278,6 +279,11 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   if (baseline_survived) order.push_back(again);
   bool timed_baseline = false;
   for (int session = 0; session < std::max(1, options.sessions); ++session) {
+    if (session == 1 && options.confirm_best > 0) {
+      std::vector<std::size_t> indices;
+      for (const auto& survivor : survivors) indices.push_back(survivor.first);
+      screen(options.confirm_best, report, indices, order);
+    }
     std::vector<std::ptrdiff_t> this_session = order;
     if (session % 2 == 1) std::reverse(this_session.begin(), this_session.end());
     if (session > 0 && options.cooldown_s > 0) {
@@ -380,6 +386,38 @@ std::filesystem::path this_executable() {
 }
 
 }  // namespace
+
+void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
+            std::vector<std::ptrdiff_t>& order) {
+  std::vector<std::ptrdiff_t> candidates;
+  for (std::ptrdiff_t entry : order) {
+    if (entry < 0) continue;
+    const variant_result& r = report.results[survivors[static_cast<std::size_t>(entry)]];
+    if (!r.baseline && r.status != "rejected" && !r.session_medians_us.empty()) {
+      candidates.push_back(entry);
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::ptrdiff_t a, std::ptrdiff_t b) {
+    return report.results[survivors[static_cast<std::size_t>(a)]].session_medians_us[0] <
+           report.results[survivors[static_cast<std::size_t>(b)]].session_medians_us[0];
+  });
+  if (candidates.size() <= static_cast<std::size_t>(best)) return;
+  const std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
+  std::vector<std::ptrdiff_t> next;
+  for (std::ptrdiff_t entry : order) {
+    variant_result& r =
+        report.results[survivors[static_cast<std::size_t>(std::max<std::ptrdiff_t>(entry, 0))]];
+    const bool stays = entry < 0 || r.baseline || kept.contains(entry) || r.status == "rejected";
+    if (stays) {
+      next.push_back(entry);
+    } else {
+      r.screened = true;
+    }
+  }
+  spdlog::info("screened: {} of {} candidates go on to the remaining sessions", best,
+               candidates.size());
+  order = std::move(next);
+}
 
 bench_report compile_task(const bench_options& options, store& records) {
   bench_report report;

@@ -43,6 +43,9 @@ struct bench_options {
   // Timing sessions: each a fresh process per variant, in alternating order.
   int sessions = 1;
   double cooldown_s = 1.0;  // [seconds] between two sessions
+  // 0: every variant is timed in every session. N: after the first session only the baseline
+  // and the N fastest candidates go on; the others are reported as screened out.
+  int confirm_best = 0;
 };
 
 // Everything blaster learned about one variant of one candidate: the structured verdict that a
@@ -74,6 +77,7 @@ struct variant_result {
   double spread = 0.0;                     // max/min - 1 of the session medians
   double max_noise = 0.0;                  // the noisiest session's relative noise
   bool launch_bound = false;               // within launch_bound_factor of the mode's floor
+  bool screened = false;  // timed in the first session only: slower than the confirmed ones
   std::optional<verdict_result> verdict;   // against the baseline, session by session
   std::optional<double> speedup;           // baseline time over this time, same run
   std::optional<double> bandwidth_gbs;     // roofline bytes over time [GB/s]
@@ -121,6 +125,13 @@ struct bench_report {
 // times the survivors on the timed case, and records the run in the store. Problems with the
 // task itself are input_errors; problems with a candidate are verdicts in its result.
 bench_report run_bench(const bench_options& options, store& records);
+
+// The screening between a bench's first session and the others: `order` holds indices into
+// `survivors` (which holds indices into report.results), -1 for the baseline's A/A twin. Keeps
+// the baseline, the twin, rejected entries and the `best` candidates fastest in their first
+// session, in order; marks the others screened.
+void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
+            std::vector<std::ptrdiff_t>& order);
 
 // Only the compile stage of run_bench, for any architecture and with no GPU: what
 // `blaster compile` shows. Nothing is recorded as a run.

@@ -114,6 +114,7 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     if (r.status == "passed") {
       const timing_samples& t = *r.timing;
       std::string verdict = r.launch_bound ? "launch-bound; " : "";
+      if (r.screened) verdict += "screened out after session 1";
       if (r.verdict) {
         verdict += fmt::format("{} [{:.3f}, {:.3f}]", to_string(r.verdict->v),
                                r.verdict->speedup.low, r.verdict->speedup.high);
@@ -285,6 +286,7 @@ nlohmann::json to_json(const bench_report& report) {
       item["session_medians_us"] = r.session_medians_us;
       item["session_spread"] = r.spread;
       item["launch_bound"] = r.launch_bound;
+      item["screened"] = r.screened;
       if (r.verdict) {
         item["verdict"] = {{"verdict", to_string(r.verdict->v)},
                            {"speedup_low", r.verdict->speedup.low},

@@ -27,6 +27,7 @@ struct bench_flags {
   int sessions = 1;
   bool confirm = false;
   double cooldown_s = 1.0;
+  int confirm_best = 0;
 };
 
 std::string command_line(const bench_flags& f) {
@@ -39,6 +40,7 @@ std::string command_line(const bench_flags& f) {
   if (f.rotate) line += " --rotate";
   if (f.confirm) line += " --confirm";
   if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
+  if (f.confirm_best != 0) line += fmt::format(" --confirm-best {}", f.confirm_best);
   return line;
 }
 
@@ -109,6 +111,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--confirm", flags->confirm,
                 "the confirmation protocol: 5 sessions, so that each candidate gets a verdict "
                 "(improved, no_improvement, inconclusive) with a 95% interval of its speedup");
+  cmd->add_option("--confirm-best", flags->confirm_best,
+                  "after the first session, time only the baseline and this many of the fastest "
+                  "candidates in the remaining sessions; the others are reported as screened out "
+                  "(default 0: every candidate in every session)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing sessions")
       ->check(CLI::Range(0.0, 600.0))
       ->capture_default_str();
@@ -135,6 +142,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.timing.budget_ms = flags->budget_s * 1000.0;
     options.sessions = flags->confirm ? std::max(5, flags->sessions) : flags->sessions;
     options.cooldown_s = flags->cooldown_s;
+    options.confirm_best = flags->confirm_best;
     options.command = command_line(*flags);
     if (flags->deadline_s) {
       options.deadline =

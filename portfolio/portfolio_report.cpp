@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,13 +29,14 @@ double number_or(const json& j, const char* key, double fallback) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
-// The candidate a case is reported by: an improvement the verdict confirms first, then the
-// largest speedup; the baseline itself when no candidate passed.
+// The candidate a case is reported by: an improvement the verdict confirms first, then one
+// timed in every session, then the largest speedup; none when no candidate passed.
 const json* best_result(const json& report) {
   const json* best = nullptr;
   auto rank = [](const json& r) {
     const bool improved = r.contains("verdict") && r["verdict"].value("verdict", "") == "improved";
-    return std::pair(improved ? 1 : 0, number_or(r, "speedup", 0.0));
+    const bool confirmed = !r.value("screened", false);
+    return std::tuple(improved ? 1 : 0, confirmed ? 1 : 0, number_or(r, "speedup", 0.0));
   };
   for (const auto& r : report.at("results")) {
     if (r.value("status", "") != "passed" || r.value("baseline", false)) continue;
@@ -102,6 +104,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
   json protocol = {{"suite", s.name},
                    {"suite_sha256", s.sha256},
                    {"sessions", s.protocol.sessions},
+                   {"confirm_best", s.protocol.confirm_best},
                    {"cooldown_s", s.protocol.cooldown_s},
                    {"max_noise", s.protocol.max_noise}};
   for (const auto& o : outcomes) {
@@ -221,12 +224,13 @@ std::string render_portfolio_markdown(const json& summary) {
   const json& p = summary.at("protocol");
   md += fmt::format(
       "Protocol: suite {} (sha256 {}), {} sessions per case, each a fresh process per variant in "
-      "alternating order, {} s apart; samples until the noise is at most {:.2g}%; speedup is the "
+      "alternating order, {} s apart (after the first, only the baseline and the {} fastest "
+      "candidates; 0 means all); samples until the noise is at most {:.2g}%; speedup is the "
       "baseline's time over the candidate's in the same run, with a 95% paired-bootstrap "
       "interval; PyTorch ratios are PyTorch's time over the candidate's in the same mode (hot for "
       "graph), above 1 when the candidate is faster.\n\n",
       p.value("suite", ""), p.value("suite_sha256", "").substr(0, 16), p.value("sessions", 0),
-      p.value("cooldown_s", 0.0), 100.0 * p.value("max_noise", 0.0));
+      p.value("cooldown_s", 0.0), p.value("confirm_best", 0), 100.0 * p.value("max_noise", 0.0));
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
       "verdict | % copy BW | eager x | compile x | run |\n";

@@ -88,6 +88,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     b.arch = options.arch;
     b.sessions = sessions;
     b.cooldown_s = s.protocol.cooldown_s;
+    b.confirm_best = s.protocol.confirm_best;
     b.timing.max_noise = s.protocol.max_noise;
     if (item.mode) {
       b.timing.mode = *parse_timing_mode(*item.mode);

@@ -79,12 +79,18 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
   s.title = r.text(doc, "(document)", "title");
   if (doc.contains("protocol")) {
     const json& p = doc["protocol"];
-    r.only_keys(p, "protocol", {"sessions", "cooldown_s", "max_noise"});
+    r.only_keys(p, "protocol", {"sessions", "confirm_best", "cooldown_s", "max_noise"});
     if (p.contains("sessions")) {
       if (!p["sessions"].is_number_integer() || p["sessions"].get<int>() < 1) {
         r.fail("protocol.sessions", "must be a positive integer");
       }
       s.protocol.sessions = p["sessions"].get<int>();
+    }
+    if (p.contains("confirm_best")) {
+      if (!p["confirm_best"].is_number_integer() || p["confirm_best"].get<int>() < 0) {
+        r.fail("protocol.confirm_best", "must be a whole number, 0 or more (0: all candidates)");
+      }
+      s.protocol.confirm_best = p["confirm_best"].get<int>();
     }
     if (p.contains("cooldown_s")) {
       if (!p["cooldown_s"].is_number() || p["cooldown_s"].get<double>() < 0) {

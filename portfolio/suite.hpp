@@ -22,6 +22,9 @@ struct suite_entry {
 // How every case of the suite is timed: the confirmation protocol by default.
 struct suite_protocol {
   int sessions = 5;
+  // After the first session, only the baseline and this many of the fastest candidates are
+  // timed in the others (0: every candidate in every session).
+  int confirm_best = 0;
   double cooldown_s = 1.0;  // [seconds] between two sessions
   double max_noise = 0.005;
 };

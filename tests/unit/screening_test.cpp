@@ -1,0 +1,45 @@
+// Screening between a bench's first session and the rest: the baseline, its A/A twin and the
+// fastest candidates go on; the others keep the one session they had, marked screened.
+#include <gtest/gtest.h>
+
+#include "benchmarking/bench_runner.hpp"
+
+namespace blaster {
+namespace {
+
+variant_result timed(const std::string& label, double first_session_us, bool baseline = false) {
+  variant_result r;
+  r.label = label;
+  r.baseline = baseline;
+  r.status = "compiled";
+  r.session_medians_us = {first_session_us};
+  return r;
+}
+
+TEST(Screening, TheBaselineTheTwinAndTheFastestGoOn) {
+  bench_report report;
+  report.results = {timed("init", 100.0, /*baseline=*/true), timed("a", 50.0), timed("b", 40.0),
+                    timed("c", 60.0), timed("d", 45.0)};
+  report.results[3].status = "rejected";  // rejected in session 1: stays out of the ranking
+  const std::vector<std::size_t> survivors = {0, 1, 2, 3, 4};
+  std::vector<std::ptrdiff_t> order = {0, 1, 2, 3, 4, -1};
+  screen(2, report, survivors, order);
+  // b (40) and d (45) are the two fastest; a (50) is screened; c stays, rejected.
+  EXPECT_EQ(order, (std::vector<std::ptrdiff_t>{0, 2, 3, 4, -1}));
+  EXPECT_TRUE(report.results[1].screened);
+  EXPECT_FALSE(report.results[2].screened);
+  EXPECT_FALSE(report.results[4].screened);
+  EXPECT_FALSE(report.results[0].screened);
+}
+
+TEST(Screening, NothingIsScreenedWhenNoMoreCandidatesThanKept) {
+  bench_report report;
+  report.results = {timed("init", 100.0, /*baseline=*/true), timed("a", 50.0), timed("b", 40.0)};
+  std::vector<std::ptrdiff_t> order = {0, 1, 2, -1};
+  screen(2, report, {0, 1, 2}, order);
+  EXPECT_EQ(order, (std::vector<std::ptrdiff_t>{0, 1, 2, -1}));
+  EXPECT_FALSE(report.results[1].screened);
+}
+
+}  // namespace
+}  // namespace blaster
