@@ -3,57 +3,36 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "benchmarking/kernel_timer.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/json_reader.hpp"
 #include "core/sha256.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
-class suite_reader {
- public:
-  explicit suite_reader(std::string file) : file_(std::move(file)) {}
+// The suite's strings and lists may not be empty: an empty task name or case list is a mistake.
+std::string nonempty_text(const json_reader& r, const json& object, std::string_view where,
+                          const char* key) {
+  std::string value = r.text(object, where, key);
+  if (value.empty()) r.fail(fmt::format("{}.{}", where, key), "must not be empty");
+  return value;
+}
 
-  [[noreturn]] void fail(std::string_view where, std::string_view what) const {
-    BLASTER_INPUT_ERROR("{}: {}: {}", file_, where, what);
+const json& nonempty_array(const json_reader& r, const json& object, std::string_view where,
+                           const char* key) {
+  if (!object.contains(key)) r.fail(where, fmt::format("missing \"{}\"", key));
+  if (!object[key].is_array() || object[key].empty()) {
+    r.fail(fmt::format("{}.{}", where, key), "must be a non-empty array");
   }
-
-  void only_keys(const json& object, std::string_view where,
-                 std::initializer_list<std::string_view> allowed) const {
-    if (!object.is_object()) fail(where, "must be an object");
-    for (const auto& [key, value] : object.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(where, fmt::format("unknown key \"{}\" (allowed: {})", key, fmt::join(allowed, ", ")));
-      }
-    }
-  }
-
-  std::string text(const json& object, std::string_view where, const char* key) const {
-    if (!object.contains(key)) fail(where, fmt::format("missing \"{}\"", key));
-    if (!object[key].is_string() || object[key].get<std::string>().empty()) {
-      fail(fmt::format("{}.{}", where, key), "must be a non-empty string");
-    }
-    return object[key].get<std::string>();
-  }
-
-  const json& array(const json& object, std::string_view where, const char* key) const {
-    if (!object.contains(key)) fail(where, fmt::format("missing \"{}\"", key));
-    if (!object[key].is_array() || object[key].empty()) {
-      fail(fmt::format("{}.{}", where, key), "must be a non-empty array");
-    }
-    return object[key];
-  }
-
- private:
-  std::string file_;
-};
+  return object[key];
+}
 
 }  // namespace
 
@@ -67,7 +46,7 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
         "under --root) or a .json file",
         name_or_file, file.string());
   }
-  const suite_reader r(file.string());
+  const json_reader r(file.string());
   const json doc = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) r.fail("(document)", "is not valid JSON");
   r.only_keys(doc, "(document)", {"name", "title", "protocol", "entries"});
@@ -75,8 +54,8 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
   suite s;
   s.file = file;
   s.sha256 = sha256_hex(*bytes);
-  s.name = r.text(doc, "(document)", "name");
-  s.title = r.text(doc, "(document)", "title");
+  s.name = nonempty_text(r, doc, "(document)", "name");
+  s.title = nonempty_text(r, doc, "(document)", "title");
   if (doc.contains("protocol")) {
     const json& p = doc["protocol"];
     r.only_keys(p, "protocol", {"sessions", "confirm_best", "cooldown_s", "max_noise"});
@@ -106,13 +85,13 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
     }
   }
   std::set<std::string> seen;
-  const json& entries = r.array(doc, "(document)", "entries");
+  const json& entries = nonempty_array(r, doc, "(document)", "entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string where = fmt::format("entries[{}]", i);
     r.only_keys(entries[i], where, {"id", "task", "cases"});
     suite_entry e;
-    e.id = r.text(entries[i], where, "id");
-    e.task = r.text(entries[i], where, "task");
+    e.id = nonempty_text(r, entries[i], where, "id");
+    e.task = nonempty_text(r, entries[i], where, "task");
     if (!seen.insert(e.task).second) r.fail(where, fmt::format("task {} is listed twice", e.task));
     task_spec task;
     try {
@@ -120,19 +99,19 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
     } catch (const input_error& err) {
       r.fail(where + ".task", err.what());
     }
-    const json& cases = r.array(entries[i], where, "cases");
+    const json& cases = nonempty_array(r, entries[i], where, "cases");
     for (std::size_t k = 0; k < cases.size(); ++k) {
       const std::string at = fmt::format("{}.cases[{}]", where, k);
       r.only_keys(cases[k], at, {"case", "mode"});
       suite_case c;
-      c.name = r.text(cases[k], at, "case");
+      c.name = nonempty_text(r, cases[k], at, "case");
       try {
         static_cast<void>(task.find_case(c.name));
       } catch (const input_error& err) {
         r.fail(at + ".case", err.what());
       }
       if (cases[k].contains("mode")) {
-        c.mode = r.text(cases[k], at, "mode");
+        c.mode = nonempty_text(r, cases[k], at, "mode");
         if (!parse_timing_mode(*c.mode)) r.fail(at + ".mode", "must be hot, cold or graph");
       }
       e.cases.push_back(std::move(c));

@@ -8,50 +8,17 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/json_reader.hpp"
 
 namespace blaster {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-// Validation with the file and the JSON path in every message.
-class reader {
+// The task file's reader: the shared checks, and the values only a task has.
+class reader : public json_reader {
  public:
-  explicit reader(std::string file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(std::string_view where, std::string_view what) const {
-    BLASTER_INPUT_ERROR("{}: {}: {}", file_, where, what);
-  }
-
-  void only_keys(const json& object, std::string_view where,
-                 std::initializer_list<std::string_view> allowed) const {
-    if (!object.is_object()) fail(where, "must be an object");
-    for (const auto& [key, value] : object.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(where, fmt::format("unknown key \"{}\" (allowed: {})", key, fmt::join(allowed, ", ")));
-      }
-    }
-  }
-
-  std::string text(const json& object, std::string_view where, const char* key,
-                   std::optional<std::string> fallback = std::nullopt) const {
-    if (!object.contains(key)) {
-      if (fallback) return *fallback;
-      fail(where, fmt::format("missing \"{}\"", key));
-    }
-    if (!object[key].is_string()) fail(fmt::format("{}.{}", where, key), "must be a string");
-    return object[key].get<std::string>();
-  }
-
-  double number(const json& object, std::string_view where, const char* key,
-                std::optional<double> fallback = std::nullopt) const {
-    if (!object.contains(key)) {
-      if (fallback) return *fallback;
-      fail(where, fmt::format("missing \"{}\"", key));
-    }
-    if (!object[key].is_number()) fail(fmt::format("{}.{}", where, key), "must be a number");
-    return object[key].get<double>();
-  }
+  using json_reader::json_reader;
 
   expression expr(const json& value, std::string_view where) const {
     if (value.is_number_integer())
@@ -80,9 +47,6 @@ class reader {
     fail(fmt::format("{}.{}", where, key),
          fmt::format("unknown type \"{}\" (known: f16, bf16, f32, f64, i32, i64)", name));
   }
-
- private:
-  std::string file_;
 };
 
 // An int_range bound: an integer, or an integer expression over the symbols ("C - 1").

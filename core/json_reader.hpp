@@ -1,0 +1,34 @@
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace blaster {
+
+// Validation of a JSON file a person wrote (a task, a suite): every failure is an input_error
+// that names the file, the JSON path ("cases[2].symbols.B") and what is expected there.
+class json_reader {
+ public:
+  using json = nlohmann::ordered_json;
+
+  explicit json_reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(std::string_view where, std::string_view what) const;
+  // `object` must be an object whose keys are all in `allowed`.
+  void only_keys(const json& object, std::string_view where,
+                 std::initializer_list<std::string_view> allowed) const;
+  // object[key] as a string or number; without a fallback, a missing key is a failure.
+  std::string text(const json& object, std::string_view where, const char* key,
+                   std::optional<std::string> fallback = std::nullopt) const;
+  double number(const json& object, std::string_view where, const char* key,
+                std::optional<double> fallback = std::nullopt) const;
+
+ private:
+  std::string file_;
+};
+
+}  // namespace blaster
