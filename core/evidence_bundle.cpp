@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -78,7 +79,8 @@ std::string row_label(const nlohmann::json& records, const object_citation& c) {
 
 }  // namespace
 
-bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path& out_flag,
+bundle_written write_bundle(const fs::path& out_flag,
+                            const std::function<void(const fs::path&)>& fill,
                             const ed25519_key* signing_key) {
   // "run/" names the folder "run"; "." and ".." name folders that are already there.
   fs::path out = out_flag.lexically_normal();
@@ -86,84 +88,33 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
   if (out.empty() || out.filename() == "." || out.filename() == "..") {
     BLASTER_INPUT_ERROR("--out {}: name a new folder for the bundle", out_flag.string());
   }
-  const run_catalog catalog(records);
-  const std::optional<run_record> run = catalog.find_run(run_id);
-  if (!run) {
-    BLASTER_INPUT_ERROR("no run {} in {}; blaster runs lists the runs recorded there", run_id,
-                        records.home().string());
-  }
   if (signing_key != nullptr && !signing_key->has_private()) {
     BLASTER_INPUT_ERROR("signing needs a private key (PREFIX.key), not a public one");
   }
   check_destination(out);
 
-  const nlohmann::json rows = catalog.records_of(run_id);
-  // Every object the rows cite, once, in digest order; the report is results.json instead.
-  std::map<std::string, bundle_object> objects;
-  for (const object_citation& c : catalog.cited_objects(run_id)) {
-    if (c.table == "runs" && c.column == "report_sha256") continue;
-    bundle_object& o = objects[c.sha256];
-    o.sha256 = c.sha256;
-    o.cited_by.push_back(row_label(rows, c));
-  }
-
-  // Files by path, each with its bytes; std::map keeps SHA256SUMS sorted by path.
-  std::map<std::string, std::string> files;
-  auto fetch = [&](const std::string& digest, std::string_view cited_by) {
-    std::optional<std::string> bytes = records.cas().get(digest, /*verify=*/true);
-    if (!bytes) {
-      BLASTER_THROW("the store {} lacks object {}, cited by {}; the store is damaged",
-                    records.home().string(), digest, cited_by);
-    }
-    return std::move(*bytes);
-  };
-  nlohmann::json report;  // null without a report
-  if (!run->report_sha256.empty()) {
-    std::string bytes = fetch(run->report_sha256, "runs.report_sha256");
-    report = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-    if (report.is_discarded()) report = nullptr;
-    files["results.json"] = std::move(bytes);
-  } else {
-    files["results.json"] = rows.dump(1) + "\n";
-  }
-  for (auto& [digest, o] : objects) {
-    std::string bytes = fetch(digest, o.cited_by.front());
-    o.size_bytes = bytes.size();
-    files["objects/" + digest] = std::move(bytes);
-  }
-  std::vector<bundle_object> object_list;
-  for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
-  files["run.json"] = rows.dump(1) + "\n";
-  files["report.md"] = render_run_markdown(rows, report, object_list, signing_key != nullptr);
-
-  std::vector<sha256sums_entry> manifest;
-  for (const auto& [path, bytes] : files) {
-    manifest.push_back(sha256sums_entry{.sha256 = sha256_hex(bytes), .path = path});
-  }
-  const std::string manifest_text = format_sha256sums(manifest);
-
-  bundle_export result;
-  result.dir = out;
-  result.run_id = run_id;
-  result.objects = object_list.size();
   const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   partial_folder partial(parent /
                          fmt::format(".{}.partial.{}", out.filename().string(), ::getpid()));
   std::error_code ec;
   fs::remove_all(partial.path(), ec);
-  fs::create_directories(partial.path() / "objects", ec);
+  fs::create_directories(partial.path(), ec);
   if (ec) BLASTER_THROW("cannot create {}: {}", partial.path().string(), ec.message());
-  for (const auto& [path, bytes] : files) {
-    write_file_atomically(partial.path() / path, bytes);
-    result.files.push_back(path);
-    result.total_bytes += bytes.size();
+  fill(partial.path());
+
+  std::vector<sha256sums_entry> manifest;
+  for (const auto& entry : fs::recursive_directory_iterator(partial.path())) {
+    if (!entry.is_regular_file()) continue;
+    manifest.push_back({.sha256 = sha256_file_hex(entry.path()),
+                        .path = fs::relative(entry.path(), partial.path()).generic_string()});
   }
+  std::sort(manifest.begin(), manifest.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+  const std::string manifest_text = format_sha256sums(manifest);
   write_file_atomically(partial.path() / bundle_manifest_name, manifest_text);
   if (signing_key != nullptr) {
     write_file_atomically(partial.path() / bundle_signature_name, signing_key->sign(manifest_text));
-    result.signer_sha256 = signing_key->public_sha256();
   }
-  fsync_folder(partial.path() / "objects");
   fsync_folder(partial.path());
   // Over an empty folder too: rename(2) replaces an empty directory.
   if (::rename(partial.path().c_str(), out.c_str()) != 0) {
@@ -172,6 +123,75 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
   }
   partial.release();
   fsync_folder(parent);
+  return {.dir = out, .manifest = std::move(manifest)};
+}
+
+bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path& out,
+                            const ed25519_key* signing_key) {
+  const run_catalog catalog(records);
+  const std::optional<run_record> run = catalog.find_run(run_id);
+  if (!run) {
+    BLASTER_INPUT_ERROR("no run {} in {}; blaster runs lists the runs recorded there", run_id,
+                        records.home().string());
+  }
+  bundle_export result;
+  result.run_id = run_id;
+  const bundle_written written = write_bundle(
+      out,
+      [&](const fs::path& folder) {
+        const nlohmann::json rows = catalog.records_of(run_id);
+        // Every object the rows cite, once, in digest order; the report is results.json
+        // instead.
+        std::map<std::string, bundle_object> objects;
+        for (const object_citation& c : catalog.cited_objects(run_id)) {
+          if (c.table == "runs" && c.column == "report_sha256") continue;
+          bundle_object& o = objects[c.sha256];
+          o.sha256 = c.sha256;
+          o.cited_by.push_back(row_label(rows, c));
+        }
+
+        // Files by path, each with its bytes.
+        std::map<std::string, std::string> files;
+        auto fetch = [&](const std::string& digest, std::string_view cited_by) {
+          std::optional<std::string> bytes = records.cas().get(digest, /*verify=*/true);
+          if (!bytes) {
+            BLASTER_THROW("the store {} lacks object {}, cited by {}; the store is damaged",
+                          records.home().string(), digest, cited_by);
+          }
+          return std::move(*bytes);
+        };
+        nlohmann::json report;  // null without a report
+        if (!run->report_sha256.empty()) {
+          std::string bytes = fetch(run->report_sha256, "runs.report_sha256");
+          report = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+          if (report.is_discarded()) report = nullptr;
+          files["results.json"] = std::move(bytes);
+        } else {
+          files["results.json"] = rows.dump(1) + "\n";
+        }
+        for (auto& [digest, o] : objects) {
+          std::string bytes = fetch(digest, o.cited_by.front());
+          o.size_bytes = bytes.size();
+          files["objects/" + digest] = std::move(bytes);
+        }
+        std::vector<bundle_object> object_list;
+        for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
+        files["run.json"] = rows.dump(1) + "\n";
+        files["report.md"] = render_run_markdown(rows, report, object_list, signing_key != nullptr);
+        result.objects = object_list.size();
+
+        std::error_code ec;
+        fs::create_directories(folder / "objects", ec);
+        if (ec) BLASTER_THROW("cannot create {}: {}", (folder / "objects").string(), ec.message());
+        for (const auto& [path, bytes] : files) {
+          write_file_atomically(folder / path, bytes);
+          result.total_bytes += bytes.size();
+        }
+      },
+      signing_key);
+  result.dir = written.dir;
+  for (const auto& entry : written.manifest) result.files.push_back(entry.path);
+  if (signing_key != nullptr) result.signer_sha256 = signing_key->public_sha256();
   return result;
 }
 

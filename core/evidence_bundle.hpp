@@ -2,9 +2,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/sha256sums.hpp"
 #include "core/signature.hpp"
 #include "core/store.hpp"
 
@@ -36,6 +38,19 @@ struct bundle_export {
 // An unknown run or an unusable `out` is an input_error; a cited object the store lacks, or one
 // whose bytes no longer match its name, is a blaster::error naming it.
 bundle_export export_bundle(store& records, std::int64_t run_id, const std::filesystem::path& out,
+                            const ed25519_key* signing_key);
+
+// Writes any bundle into `out`, a new folder or an empty one (its parent must exist), whole or
+// not at all: `fill` writes the bundle's files into the folder it is given, a hidden one beside
+// `out`; then SHA256SUMS lists every file there, SHA256SUMS.sig is its signature with a key, and
+// the folder is renamed into place. An unusable `out` or a public key is an input_error, raised
+// before `fill` runs.
+struct bundle_written {
+  std::filesystem::path dir;               // `out`, normalized
+  std::vector<sha256sums_entry> manifest;  // SHA256SUMS, by path
+};
+bundle_written write_bundle(const std::filesystem::path& out,
+                            const std::function<void(const std::filesystem::path& folder)>& fill,
                             const ed25519_key* signing_key);
 
 }  // namespace blaster

@@ -1,11 +1,7 @@
 #include "portfolio/portfolio_report.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -14,8 +10,6 @@
 #include "core/error.hpp"
 #include "core/evidence_bundle.hpp"
 #include "core/file_io.hpp"
-#include "core/sha256.hpp"
-#include "core/sha256sums.hpp"
 #include "core/signature.hpp"
 #include "core/store.hpp"
 
@@ -330,55 +324,25 @@ std::string render_portfolio_svg(const json& summary) {
 
 void write_portfolio_bundle(store& records, const suite& s,
                             const std::vector<portfolio_outcome>& outcomes, const json& summary,
-                            const json& pytorch, const fs::path& out_flag,
+                            const json& pytorch, const fs::path& out,
                             const ed25519_key* signing_key) {
-  fs::path out = out_flag.lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
-  if (out.empty() || out.filename() == "." || out.filename() == "..") {
-    BLASTER_INPUT_ERROR("--out {}: name a new folder for the bundle", out_flag.string());
-  }
-  std::error_code ec;
-  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
-    BLASTER_INPUT_ERROR("--out {}: exists and is not an empty folder; pick a new folder",
-                        out.string());
-  }
-  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  const fs::path partial =
-      parent / fmt::format(".{}.partial.{}", out.filename().string(), ::getpid());
-  fs::remove_all(partial, ec);
-  fs::create_directories(partial / "runs");
-  try {
-    for (const auto& o : outcomes) {
-      static_cast<void>(
-          export_bundle(records, o.run_id, partial / run_folder(o.item), signing_key));
-    }
-    write_file_atomically(partial / "results.json", summary.dump(1) + "\n");
-    write_file_atomically(partial / "report.md", render_portfolio_markdown(summary));
-    write_file_atomically(partial / "figure.svg", render_portfolio_svg(summary));
-    write_file_atomically(partial / "suite.json", read_file(s.file));
-    if (pytorch.is_object())
-      write_file_atomically(partial / "pytorch.json", pytorch.dump(1) + "\n");
-    std::vector<sha256sums_entry> manifest;
-    for (const auto& entry : fs::recursive_directory_iterator(partial)) {
-      if (!entry.is_regular_file()) continue;
-      manifest.push_back({.sha256 = sha256_file_hex(entry.path()),
-                          .path = fs::relative(entry.path(), partial).generic_string()});
-    }
-    std::sort(manifest.begin(), manifest.end(),
-              [](const auto& a, const auto& b) { return a.path < b.path; });
-    const std::string manifest_text = format_sha256sums(manifest);
-    write_file_atomically(partial / bundle_manifest_name, manifest_text);
-    if (signing_key != nullptr) {
-      write_file_atomically(partial / bundle_signature_name, signing_key->sign(manifest_text));
-    }
-    if (::rename(partial.c_str(), out.c_str()) != 0) {
-      BLASTER_THROW("rename({}, {}) failed: {}", partial.string(), out.string(),
-                    std::strerror(errno));
-    }
-  } catch (...) {
-    fs::remove_all(partial, ec);
-    throw;
-  }
+  static_cast<void>(write_bundle(
+      out,
+      [&](const fs::path& folder) {
+        fs::create_directories(folder / "runs");
+        for (const auto& o : outcomes) {
+          static_cast<void>(
+              export_bundle(records, o.run_id, folder / run_folder(o.item), signing_key));
+        }
+        write_file_atomically(folder / "results.json", summary.dump(1) + "\n");
+        write_file_atomically(folder / "report.md", render_portfolio_markdown(summary));
+        write_file_atomically(folder / "figure.svg", render_portfolio_svg(summary));
+        write_file_atomically(folder / "suite.json", read_file(s.file));
+        if (pytorch.is_object()) {
+          write_file_atomically(folder / "pytorch.json", pytorch.dump(1) + "\n");
+        }
+      },
+      signing_key));
 }
 
 }  // namespace blaster
