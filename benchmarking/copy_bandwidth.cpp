@@ -1,9 +1,9 @@
 #include "benchmarking/copy_bandwidth.hpp"
 
+#include <fmt/format.h>
+
 #include "benchmarking/internal_kernel.hpp"
-#include "benchmarking/kernel_timer.hpp"
 #include "core/cuda_context.hpp"
-#include "core/cuda_driver.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 
@@ -37,7 +37,6 @@ constexpr std::size_t copy_bytes = std::size_t{1} << 30;  // [bytes] each way, f
 copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::stream& stream,
                                       compile_cache* cache) {
   const internal_kernel kernel(copy_source, "blaster_copy", context.properties().arch(), cache);
-  CUfunction copy = kernel.get();
 
   cuda::device_buffer in(copy_bytes);
   cuda::device_buffer out(copy_bytes);
@@ -53,18 +52,12 @@ copy_bandwidth measure_copy_bandwidth(const cuda::context& context, const cuda::
   for (int blocks_per_sm : {2, 4, 8}) {
     for (unsigned threads : {256U, 512U}) {
       const unsigned grid = static_cast<unsigned>(sms * blocks_per_sm);
-      const auto samples = time_kernel(
-          [&](CUstream s, int) {
-            cuda::check(
-                cuda::driver().cuLaunchKernel(copy, grid, 1, 1, threads, 1, 1, 0, s, args, nullptr),
-                "launching the copy-bandwidth kernel");
-          },
-          stream, timing_options{.target_sample_ms = 2.0, .max_samples = 20}, {});
-      const double rate = 2.0 * static_cast<double>(copy_bytes) / (samples.median_us * 1e-6);
+      const double time_us = kernel.median_launch_us(grid, threads, args, stream);
+      const double rate = 2.0 * static_cast<double>(copy_bytes) / (time_us * 1e-6);
       if (rate > best.bytes_per_second) {
         best.bytes_per_second = rate;
         best.bytes_moved = static_cast<std::int64_t>(2 * copy_bytes);
-        best.time_us = samples.median_us;
+        best.time_us = time_us;
         best.config = fmt::format("grid {} x {}, 4 loads in flight per thread", grid, threads);
       }
     }

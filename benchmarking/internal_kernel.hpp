@@ -11,6 +11,10 @@ namespace blaster {
 
 class compile_cache;
 
+namespace cuda {
+class stream;
+}
+
 // One of the harness's own kernels (the copy, the empty kernel, the clock probe), compiled
 // from source with NVRTC and loaded: the same path every candidate takes.
 class internal_kernel {
@@ -21,9 +25,15 @@ class internal_kernel {
 
   [[nodiscard]] CUfunction get() const noexcept { return function_; }
 
+  // [microseconds] the median time of one launch on `grid` blocks of `threads`, hot, in samples
+  // of about 2 ms: how the harness's ceilings time their kernels.
+  [[nodiscard]] double median_launch_us(unsigned grid, unsigned threads, void** args,
+                                        const cuda::stream& stream) const;
+
  private:
   std::optional<cuda::module> module_;
   CUfunction function_ = nullptr;
+  std::string name_;
 };
 
 }  // namespace blaster

@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include "benchmarking/internal_kernel.hpp"
-#include "benchmarking/kernel_timer.hpp"
 #include "core/cuda_context.hpp"
-#include "core/cuda_driver.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 
@@ -45,7 +43,6 @@ constexpr double flops_per_mma = 2.0 * 16 * 8 * 16;
 matrix_rate measure_matrix_rate(const cuda::context& context, const cuda::stream& stream,
                                 compile_cache* cache) {
   const internal_kernel kernel(mma_source, "blaster_mma", context.properties().arch(), cache);
-  CUfunction mma = kernel.get();
   const int sms = context.properties().sm_count;
   constexpr unsigned most_threads = 1024;
   cuda::device_buffer out(static_cast<std::size_t>(sms) * 4 * most_threads * sizeof(float));
@@ -57,19 +54,13 @@ matrix_rate measure_matrix_rate(const cuda::context& context, const cuda::stream
   for (int blocks_per_sm : {1, 2, 4}) {
     for (unsigned threads : {256U, 512U}) {
       const unsigned grid = static_cast<unsigned>(sms * blocks_per_sm);
-      const auto samples = time_kernel(
-          [&](CUstream s, int) {
-            cuda::check(
-                cuda::driver().cuLaunchKernel(mma, grid, 1, 1, threads, 1, 1, 0, s, args, nullptr),
-                "launching the matrix-rate kernel");
-          },
-          stream, timing_options{.target_sample_ms = 2.0, .max_samples = 20}, {});
+      const double time_us = kernel.median_launch_us(grid, threads, args, stream);
       const double warps = static_cast<double>(grid) * threads / 32.0;
       const double flops = warps * iterations * chains * flops_per_mma;
-      const double rate = flops / (samples.median_us * 1e-6);
+      const double rate = flops / (time_us * 1e-6);
       if (rate > best.flops_per_second) {
         best.flops_per_second = rate;
-        best.time_us = samples.median_us;
+        best.time_us = time_us;
         best.config = fmt::format("mma.sync m16n8k16 f16->f32, grid {} x {}, {} chains per warp",
                                   grid, threads, chains);
       }
