@@ -99,12 +99,12 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     if (!report.gpu) {
       BLASTER_INPUT_ERROR("a portfolio needs a GPU: {}", report.gpu_unavailable);
     }
-    const std::string report_json = to_json(report).dump(1);
+    json report_json = to_json(report);
     // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
     progress["done"][item.key()] = {{"run_id", report.run_id},
-                                    {"report_sha256", records.cas().put(report_json)}};
+                                    {"report_sha256", records.cas().put(report_json.dump(1))}};
     write_file_atomically(progress_path, progress.dump(1) + "\n");
-    outcomes.push_back({item, report.run_id, json::parse(report_json), /*resumed=*/false});
+    outcomes.push_back({item, report.run_id, std::move(report_json), /*resumed=*/false});
     ++benched;
   }
   return outcomes;
