@@ -57,6 +57,20 @@ __device__ online of_pack(uint4 v) {
   return {m, s};
 }
 
+// The block's sum in thread 0, in a fixed order: each warp's lanes by shuffles, then the warps'
+// sums one after another. `warps` holds one float per warp of the block.
+__device__ float block_total(float sum, float* warps, int warp_count) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = sum;
+  __syncthreads();
+  float total = 0.0f;
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < warp_count; ++w) total += warps[w];
+  }
+  return total;
+}
+
 __device__ float row_loss_thread(const __half* row, int classes, long long target) {
   float m = minus_infinity();
   for (int j = 0; j < classes; ++j) m = fmaxf(m, __half2float(__ldg(row + j)));
@@ -116,15 +130,8 @@ __global__ void __launch_bounds__(THREADS)
       if (threadIdx.x % 32 == 0) sum += l;
     }
   }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float total = 0.0f;
-    for (int w = 0; w < THREADS / 32; ++w) total += warps[w];
-    block_sum[blockIdx.x] = total;
-  }
+  const float total = block_total(sum, warps, THREADS / 32);
+  if (threadIdx.x == 0) block_sum[blockIdx.x] = total;
 }
 
 extern "C" __global__ void __launch_bounds__(1024)
@@ -133,13 +140,6 @@ extern "C" __global__ void __launch_bounds__(1024)
   __shared__ float warps[32];
   float sum = 0.0f;
   for (int i = threadIdx.x; i < blocks; i += 1024) sum += block_sum[i];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float total = 0.0f;
-    for (int w = 0; w < 32; ++w) total += warps[w];
-    loss[0] = total / rows;
-  }
+  const float total = block_total(sum, warps, 32);
+  if (threadIdx.x == 0) loss[0] = total / rows;
 }
