@@ -15,6 +15,7 @@
 #include "benchmarking/gate_protocol.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/l2_flush.hpp"
 #include "benchmarking/launch_floor.hpp"
 #include "benchmarking/reason_code.hpp"
 #include "benchmarking/sm_clock_probe.hpp"
@@ -395,14 +396,14 @@ json run_timing(worker_context& w) {
   const spot_check spot{.sample = spot_sample, .before = poison_all, .after = [&](int inner) {
                           spot_result = stale(static_cast<std::size_t>(inner));
                         }};
-  // Cold mode evicts the L2 by writing a buffer twice its size before each launch.
-  std::optional<cuda::device_buffer> flush;
+  std::optional<l2_flush> flush;
   if (w.request.timing.mode == timing_mode::cold) {
-    flush.emplace(2 * static_cast<std::size_t>(device.l2_bytes));
+    flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
   }
   const sm_clock_probe clock(w.request.arch, &*w.cache);
-  kernel_recorder recorder({std::string(sm_clock_probe::kernel_name)});
-  timing_environment environment{.flush_l2 = [&](CUstream s) { flush->fill_u32(0x5A5A5A5AU, s); },
+  kernel_recorder recorder(
+      {std::string(sm_clock_probe::kernel_name), std::string(l2_flush::kernel_name)});
+  timing_environment environment{.flush_l2 = [&](CUstream s) { (*flush)(s); },
                                  .clock = &clock,
                                  .rated_clock_mhz = device.sm_clock_khz / 1000.0,
                                  .record = {},

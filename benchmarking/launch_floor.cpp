@@ -2,10 +2,10 @@
 
 #include "benchmarking/internal_kernel.hpp"
 #include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/l2_flush.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/cuda_stream.hpp"
-#include "core/device_buffer.hpp"
 #include "core/error.hpp"
 #include "profiling/kernel_activity.hpp"
 
@@ -20,8 +20,8 @@ launch_floors measure_launch_floors(const cuda::context& context, const cuda::st
     cuda::check(cuda::driver().cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr),
                 "launching the empty kernel");
   };
-  cuda::device_buffer flush(2 * static_cast<std::size_t>(context.properties().l2_bytes));
-  const timing_environment plain{.flush_l2 = [&](CUstream s) { flush.fill_u32(0x5A5A5A5AU, s); },
+  l2_flush flush(context.properties().l2_bytes, context.properties().arch(), cache);
+  const timing_environment plain{.flush_l2 = [&](CUstream s) { flush(s); },
                                  .clock = nullptr,
                                  .rated_clock_mhz = 0.0,
                                  .record = {},
@@ -29,7 +29,7 @@ launch_floors measure_launch_floors(const cuda::context& context, const cuda::st
   // Cold mode times by the device's own record, so its floor is taken the same way (by events
   // where CUPTI is unavailable, as cold timing then is too). Last: CUPTI, once started, slows
   // every launch a little.
-  kernel_recorder recorder;
+  kernel_recorder recorder({std::string(l2_flush::kernel_name)});
   timing_environment recorded = plain;
   record_through(recorder, recorded);
   auto floor_us = [&](timing_mode mode) {

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <string_view>
+
+#include "benchmarking/internal_kernel.hpp"
+#include "core/device_buffer.hpp"
+
+namespace blaster {
+
+class compile_cache;
+
+// Empties the L2 before a cold launch: a buffer twice the L2 is written, which evicts every line,
+// and then read, which writes the flush's own dirty lines back before the launch. What stays
+// behind is clean, so the timed kernel pays no write-back of the flush's data (Nsight Compute's
+// cache control leaves the L2 clean too).
+class l2_flush {
+ public:
+  l2_flush(int l2_bytes, const std::string& arch, compile_cache* cache);
+
+  // What the device calls the read's kernel, so that a record of what ran can leave it out.
+  static constexpr std::string_view kernel_name = "blaster_l2_sweep";
+
+  // Enqueued on `stream`, before the timed region.
+  void operator()(CUstream stream);
+
+ private:
+  cuda::device_buffer buffer_;
+  cuda::device_buffer sink_;
+  internal_kernel sweep_;
+};
+
+}  // namespace blaster
