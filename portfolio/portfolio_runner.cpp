@@ -1,13 +1,17 @@
 #include "portfolio/portfolio_runner.hpp"
 
 #include <chrono>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/candidate.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/sha256.hpp"
 #include "core/store.hpp"
 
 namespace blaster {
@@ -18,6 +22,28 @@ using json = nlohmann::json;
 // What makes two portfolios the same work: the suite's bytes and the sessions per item.
 json progress_identity(const suite& s, int sessions) {
   return {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
+}
+
+// What makes a recorded item still valid besides the identity: the bytes of the task's files
+// (tasks/<task>/) and of its candidates, each named by its path under root so that a renamed or
+// removed file changes the digest too.
+std::string sources_sha256(const std::filesystem::path& root, const std::string& task) {
+  std::set<std::string> files;  // relative to root, so sorted in a stable order
+  auto add = [&](const std::filesystem::path& file) {
+    files.insert(file.lexically_relative(root).generic_string());
+  };
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "tasks" / task)) {
+    if (entry.is_regular_file()) add(entry.path());
+  }
+  for (const auto& file : discover_candidates(root, task, {})) add(file);
+  sha256_hasher hasher;
+  for (const auto& file : files) {
+    // A path holds no NUL and a digest is 64 digits: the concatenation reads back one way.
+    hasher.update(file);
+    hasher.update(std::string_view("\0", 1));
+    hasher.update(sha256_file_hex(root / file));
+  }
+  return hasher.finish_hex();
 }
 
 std::string minutes(double seconds) {
@@ -53,6 +79,22 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   for (const auto& e : s.entries) {
     for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
   }
+  std::map<std::string, std::string> sources;  // task -> its sources_sha256
+  auto sources_of = [&](const std::string& task) -> const std::string& {
+    auto it = sources.find(task);
+    if (it == sources.end()) it = sources.emplace(task, sources_sha256(options.root, task)).first;
+    return it->second;
+  };
+  // An item recorded for other sources is stale: its entry is dropped, so that it is redone.
+  for (const auto& item : items) {
+    if (!progress["done"].contains(item.key())) continue;
+    const json& done = progress["done"][item.key()];
+    if (done.value("sources_sha256", std::string()) == sources_of(item.task)) continue;
+    spdlog::info("{}: its task or candidate files changed since run {}: redone", item.key(),
+                 done.value("run_id", std::int64_t{0}));
+    progress["done"].erase(item.key());
+  }
+
   std::vector<portfolio_outcome> outcomes;
   const auto started = std::chrono::steady_clock::now();
   int benched = 0;
@@ -102,7 +144,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     json report_json = to_json(report);
     // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
     progress["done"][item.key()] = {{"run_id", report.run_id},
-                                    {"report_sha256", records.cas().put(report_json.dump(1))}};
+                                    {"report_sha256", records.cas().put(report_json.dump(1))},
+                                    {"sources_sha256", sources_of(item.task)}};
     write_file_atomically(progress_path, progress.dump(1) + "\n");
     outcomes.push_back({item, report.run_id, std::move(report_json), /*resumed=*/false});
     ++benched;

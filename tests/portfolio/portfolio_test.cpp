@@ -1,5 +1,6 @@
 // The portfolio without a GPU: the suite file, resuming a killed portfolio without redoing
-// recorded work, the report's goals and ratios, and the bundle that `blaster verify` checks.
+// recorded work (unless its sources changed), the report's goals and ratios, and the bundle that
+// `blaster verify` checks.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,6 +8,10 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "benchmarking/result_printer.hpp"
 #include "core/bundle_verifier.hpp"
@@ -41,7 +46,7 @@ class Portfolio : public ::testing::Test {
   }
 
   // Two tasks, three cases: small enough to reason about, real tasks so that they load.
-  suite two_tasks() const {
+  suite two_tasks(const fs::path& root = BLASTER_SOURCE_DIR) const {
     const auto file = write("mini.json", R"({
       "name": "mini", "title": "two tasks",
       "protocol": {"sessions": 5},
@@ -49,7 +54,7 @@ class Portfolio : public ::testing::Test {
         {"id": "019", "task": "relu", "cases": [{"case": "canonical"}, {"case": "large", "mode": "hot"}]},
         {"id": "036", "task": "rmsnorm", "cases": [{"case": "canonical"}]}
       ]})");
-    return load_suite(BLASTER_SOURCE_DIR, file.string());
+    return load_suite(root, file.string());
   }
 
   fs::path dir_;
@@ -179,6 +184,47 @@ TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   three.fresh = true;
   static_cast<void>(run_portfolio(s, three, records, std::ref(fourth)));
   EXPECT_EQ(fourth.asked.size(), 3U);
+}
+
+TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
+  // A root of its own, so that its sources can be edited.
+  const fs::path root = dir_ / "root";
+  for (const char* folder : {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"}) {
+    fs::create_directories(root / folder);
+    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
+  }
+  store records(dir_ / "home");
+  const suite s = two_tasks(root);
+  const portfolio_options options{
+      .root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "test"};
+  auto rerun = [&] {
+    fake_bench bench;
+    const auto outcomes = run_portfolio(s, options, records, std::ref(bench));
+    std::vector<bool> resumed;
+    for (const auto& o : outcomes) resumed.push_back(o.resumed);
+    return std::pair(bench.asked, resumed);
+  };
+  EXPECT_EQ(rerun().first.size(), 3U);
+  EXPECT_TRUE(rerun().first.empty());  // nothing changed: nothing redone
+
+  // One of rmsnorm's candidates edited: rmsnorm's item is redone, relu's are resumed.
+  { std::ofstream(root / "kernels/rmsnorm/rmsnorm_vec_regs.cu", std::ios::app) << "// edited\n"; }
+  auto [asked, resumed] = rerun();
+  EXPECT_EQ(asked, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  EXPECT_EQ(resumed, (std::vector<bool>{true, true, false}));
+
+  // One of relu's task files edited: both relu items are redone, rmsnorm's resumed.
+  { std::ofstream(root / "tasks/relu/reference.cpp", std::ios::app) << "// edited\n"; }
+  std::tie(asked, resumed) = rerun();
+  EXPECT_EQ(asked, (std::vector<std::string>{"relu/canonical task's mode", "relu/large hot"}));
+  EXPECT_EQ(resumed, (std::vector<bool>{false, false, true}));
+
+  // A progress file that recorded no sources (an older blaster's) is redone entirely.
+  const fs::path progress_path = portfolio_progress_file(records, s);
+  json progress = json::parse(read_file(progress_path));
+  for (auto& [key, done] : progress.at("done").items()) done.erase("sources_sha256");
+  write_file_atomically(progress_path, progress.dump(1));
+  EXPECT_EQ(rerun().first.size(), 3U);
 }
 
 TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
