@@ -9,13 +9,13 @@
      "args": ["out", "x", "weight", "bias", "partial", "B", "C*H*W", "eps"]}
   ],
   "scratch": {"partial": "B * ceil_div(C*H*W, THREADS*PACKS*8) * 8"},
-  "params": {"THREADS": [512, 256], "PACKS": [4]}
+  "params": {"THREADS": [512, 256], "PACKS": [4, 2]}
 }
 */
 // A row of 4 Mi elements fits on no chip, so two kernels: the first reads x once with 16-byte
 // loads and writes each chunk's (mean, M2) from registers, the second merges a row's chunks
-// (Chan's formula, a fixed order) and normalizes. The second walks the chunks in reverse, so the
-// ones the first read last are still in L2; its stores stream past L2, and weight and bias are
+// (Chan's formula, a fixed order) and normalizes. The second walks the blocks in reverse, so the
+// chunks the first read last are still in L2; its stores stream past L2, and weight and bias are
 // read by all rows of a chunk at once, so they come from DRAM once.
 #include <cuda_fp16.h>
 
@@ -69,8 +69,8 @@ struct place {
 
 __device__ place place_of(int block, int rows, int length, int chunk_elements, bool reverse) {
   const int chunks = (length + chunk_elements - 1) / chunk_elements;
-  const int column = block / rows;
-  return {block % rows, reverse ? chunks - 1 - column : column, chunks};
+  const int index = reverse ? rows * chunks - 1 - block : block;
+  return {index % rows, index / rows, chunks};
 }
 
 __device__ bool vector_ok(int length, const void* a, const void* b, const void* c, const void* d) {
@@ -78,6 +78,36 @@ __device__ bool vector_ok(int length, const void* a, const void* b, const void* 
       reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b) |
       reinterpret_cast<unsigned long long>(c) | reinterpret_cast<unsigned long long>(d);
   return length % 8 == 0 && bits % 16 == 0;
+}
+
+// Count, mean and sum of squared deviations of a part of a row.
+struct moments {
+  float count;
+  float mean;
+  float m2;
+};
+
+// Chan's pairwise formula; an empty side leaves the other as it is.
+__device__ moments merge(moments a, moments b) {
+  if (b.count == 0.0f) return a;
+  if (a.count == 0.0f) return b;
+  const float total = a.count + b.count;
+  const float delta = b.mean - a.mean;
+  return {total, a.mean + delta * (b.count / total),
+          a.m2 + b.m2 + delta * delta * (a.count * b.count / total)};
+}
+
+// Lane 0 ends with the merge of all 32 lanes, in a fixed order.
+__device__ moments warp_fold(moments m) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const moments other = {__shfl_down_sync(0xffffffffu, m.count, offset),
+                           __shfl_down_sync(0xffffffffu, m.mean, offset),
+                           __shfl_down_sync(0xffffffffu, m.m2, offset)};
+    if (lane + offset < 32) m = merge(m, other);
+  }
+  return m;
 }
 
 }  // namespace
@@ -124,13 +154,16 @@ __global__ void __launch_bounds__(THREADS)
   if (threadIdx.x == 0) partial[at.row * at.chunks + at.chunk] = make_float2(mean, m2);
 }
 
+// With two packs a thread fits in 64 registers: 1024 threads per SM, so one block's merge hides
+// behind the other's loads.
 template <int THREADS, int PACKS>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, PACKS <= 2 ? 1024 / THREADS : 1)
     layernorm_apply(__half* __restrict__ out, const __half* __restrict__ x,
                     const __half* __restrict__ weight, const __half* __restrict__ bias,
                     const float2* __restrict__ partial, int rows, int length, float eps) {
   constexpr int chunk_elements = THREADS * PACKS * 8;
   __shared__ float2 row_stat;
+  __shared__ moments warp_moments[THREADS / 32];
   const place at = place_of(blockIdx.x, rows, length, chunk_elements, true);
   const int begin = at.chunk * chunk_elements;
   const int n = min(chunk_elements, length - begin);
@@ -144,37 +177,22 @@ __global__ void __launch_bounds__(THREADS)
   load_chunk<THREADS, PACKS, false>(w, weight + begin, n, vector);
   load_chunk<THREADS, PACKS, false>(b, bias + begin, n, vector);
 
+  // Thread t merges chunks t, t + THREADS, ... in order, then each warp folds pairwise and warp 0
+  // folds the warps: one load per thread instead of a serial walk over the row's chunks, and the
+  // same order in every block of the row, so all of them agree to the bit.
+  const int lane = threadIdx.x % 32;
+  const float2* stats = partial + at.row * at.chunks;
+  moments m = {};
+  for (int c = threadIdx.x; c < at.chunks; c += THREADS) {
+    const float2 s = stats[c];
+    m = merge(m, {static_cast<float>(min(chunk_elements, length - c * chunk_elements)), s.x, s.y});
+  }
+  m = warp_fold(m);
+  if (lane == 0) warp_moments[threadIdx.x / 32] = m;
+  __syncthreads();
   if (threadIdx.x < 32) {
-    // Lane l merges chunks l, l + 32, ... in order, then the lanes fold pairwise toward lane 0:
-    // the same order in every block of the row, so all of them agree to the bit.
-    const int lane = threadIdx.x;
-    const float2* stats = partial + at.row * at.chunks;
-    float count = 0.0f;
-    float mean = 0.0f;
-    float m2 = 0.0f;
-    for (int c = lane; c < at.chunks; c += 32) {
-      const float nc = static_cast<float>(min(chunk_elements, length - c * chunk_elements));
-      const float2 s = stats[c];
-      const float total = count + nc;
-      const float delta = s.x - mean;
-      mean += delta * (nc / total);
-      m2 += s.y + delta * delta * (count * nc / total);
-      count = total;
-    }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const float other_count = __shfl_down_sync(0xffffffffu, count, offset);
-      const float other_mean = __shfl_down_sync(0xffffffffu, mean, offset);
-      const float other_m2 = __shfl_down_sync(0xffffffffu, m2, offset);
-      if (lane + offset < 32 && other_count > 0.0f) {
-        const float total = count + other_count;
-        const float delta = other_mean - mean;
-        mean += delta * (other_count / total);
-        m2 += other_m2 + delta * delta * (count * other_count / total);
-        count = total;
-      }
-    }
-    if (lane == 0) row_stat = make_float2(mean, rsqrtf(m2 / count + eps));
+    m = warp_fold(lane < THREADS / 32 ? warp_moments[lane] : moments{});
+    if (lane == 0) row_stat = make_float2(m.mean, rsqrtf(m.m2 / m.count + eps));
   }
   __syncthreads();
   const float mean = row_stat.x;
