@@ -200,6 +200,9 @@ def main():
         model = MODELS[name]
         eager = lambda: model(torch, inputs, symbols)
         methods = {"eager": eager}
+        # Every case's lambda shares one code object: without a reset, dynamo's recompile limit
+        # would silently hand later cases back to eager.
+        torch._dynamo.reset()
         try:
             compiled = torch.compile(lambda i: model(torch, i, symbols),
                                      mode=COMPILE_MODES.get(name, "default"))
@@ -223,12 +226,17 @@ def main():
         del inputs
         torch.cuda.empty_cache()
         out["cases"].append(entry)
-    text = json.dumps(out, indent=1) + "\n"
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    else:
-        sys.stdout.write(text)
+        if args.out:  # after every case, so that an interrupted run keeps what it measured
+            write_atomically(pathlib.Path(args.out), json.dumps(out, indent=1) + "\n")
+    if not args.out:
+        sys.stdout.write(json.dumps(out, indent=1) + "\n")
     return 0
+
+
+def write_atomically(path, text):
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.replace(path)
 
 
 if __name__ == "__main__":
