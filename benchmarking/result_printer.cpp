@@ -148,6 +148,17 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
              report.timing.mode == timing_mode::cold ? "every sample" : "one more sample",
              100.0 * report.timing.min_clock_fraction,
              report.device ? report.device->sm_clock_khz / 1000 : 0, report.bootstrap_seed);
+  // Warm launches of a case smaller than the L2 read it there, not from DRAM.
+  const bool above_copy = std::ranges::any_of(report.results, [](const variant_result& r) {
+    return r.roofline_pct && *r.roofline_pct > 100.0;
+  });
+  if (above_copy && report.timing.mode != timing_mode::cold && !report.timing.rotate_buffers &&
+      report.device && report.roofline_bytes < report.device->l2_bytes) {
+    fmt::print(out,
+               "\nabove 100% of copy bandwidth: the case's {} bytes fit in the {} MB L2, so warm "
+               "launches read them there; --rotate or --mode cold measures DRAM.",
+               report.roofline_bytes, report.device->l2_bytes >> 20);
+  }
   if (report.aa) {
     fmt::print(out, "\nA/A self-check: the baseline against itself {:.4f} ({}within {:.0f}%){}",
                report.aa->ratio, report.aa->within ? "" : "NOT ", 100.0 * report.aa->bound,
