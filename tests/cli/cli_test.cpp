@@ -1,27 +1,21 @@
 // The blaster command as a user runs it: exit codes, the no-GPU line, JSON on stdout, and
 // errors that name the file, line and fix.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_blaster.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/file_io.hpp"
 
 namespace blaster {
 namespace {
 
-struct command_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using testing::command_result;
 
 class BlasterCli : public ::testing::Test {
  protected:
@@ -36,21 +30,7 @@ class BlasterCli : public ::testing::Test {
 
   // Runs blaster with a private home, from the source tree, capturing both streams.
   command_result run(const std::string& args) const {
-    const auto err_file = dir_ / "stderr.txt";
-    const std::string command = fmt::format("cd '{}' && '{}' --home '{}' {} 2>'{}'", root(),
-                                            BLASTER_BINARY, (dir_ / "home").string(), args,
-                                            err_file.string());
-    command_result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    std::array<char, 4096> chunk{};
-    while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) {
-      result.out.append(chunk.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = read_file(err_file);
-    return result;
+    return testing::run_blaster(root(), dir_ / "home", args, dir_ / "stderr.txt");
   }
 
   static std::string root() {

@@ -2,15 +2,13 @@
 // keygen, with their tables, their JSON and their exit codes.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/run_blaster.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "store/recorded_run.hpp"
@@ -18,12 +16,6 @@
 
 namespace blaster::testing {
 namespace {
-
-struct command_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 class StoreCli : public ::testing::Test {
  protected:
@@ -33,21 +25,7 @@ class StoreCli : public ::testing::Test {
 
   // Runs blaster with the test's home, from the test's folder, capturing both streams.
   command_result run(const std::string& args) const {
-    const auto err_file = dir_.path() / "stderr.txt";
-    const std::string command =
-        fmt::format("cd '{}' && '{}' --home '{}' {} 2>'{}'", dir_.path().string(), BLASTER_BINARY,
-                    home().string(), args, err_file.string());
-    command_result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return result;
-    std::array<char, 4096> chunk{};
-    while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) {
-      result.out.append(chunk.data(), n);
-    }
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = read_file(err_file);
-    return result;
+    return run_blaster(dir_.path(), home(), args, dir_.path() / "stderr.txt");
   }
 
   // Two runs of rmsnorm and one of softmax, recorded as the runner records them.
