@@ -326,8 +326,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
 }
 
-void summarize(store& records, const task_spec& task, const bench_options& options,
-               bench_report& report) {
+void summarize(store& records, const bench_options& options, bench_report& report) {
   const variant_result* baseline = nullptr;
   for (const auto& r : report.results) {
     if (r.baseline && r.status == "passed") baseline = &r;
@@ -473,7 +472,7 @@ bench_report run_bench(const bench_options& given, store& records) {
   try {
     if (report.gpu) {
       measure(options, task, reference, launcher, report, compiled.runnable);
-      summarize(records, task, options, report);
+      summarize(records, options, report);
     }
   } catch (...) {
     // What was learned before the failure is kept; the run says it failed.

@@ -376,6 +376,7 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   samples.observed_runs = activity.at("runs").get<int>();
   for (const auto& k : activity.at("kernels")) {
     samples.kernels.emplace_back(k.at("kernel").get<std::string>(), k.at("count").get<int>());
+    samples.kernel_us_by_name[k.at("kernel").get<std::string>()] = k.at("us").get<double>();
   }
   samples.activity_error = activity.value("error", std::string());
   out.timing = std::move(samples);

@@ -312,7 +312,9 @@ json account(const kernel_recorder& recorder, const resolved_plan& plan, const t
   json kernels = json::array();
   int executions = 0;
   for (const auto& [name, count] : seen) {
-    kernels.push_back({{"kernel", name}, {"count", count}});
+    kernels.push_back({{"kernel", name},
+                       {"count", count},
+                       {"us", recorder.seen_us().at(name) / t.observed_runs}});
     executions += count;
   }
   json out = {{"runs", t.observed_runs},

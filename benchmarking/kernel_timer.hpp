@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,7 @@ struct timing_samples {
   double activity_event_us = 0.0;  // [microseconds]
   int observed_runs = 0;
   std::vector<std::pair<std::string, int>> kernels;  // name, executions observed
+  std::map<std::string, double> kernel_us_by_name;  // [microseconds] per run of the plan
   std::string activity_error;
 };
 

@@ -125,6 +125,14 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                  label, w, r.status, *r.time_us, t.kernel_us, 100.0 * r.max_noise, 100.0 * r.spread,
                  optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs, *r.roofline_pct,
                  t.discarded, t.mean_clock_mhz, verdict);
+      // A plan of several kernels: which of them the time goes to.
+      if (t.kernel_us_by_name.size() > 1) {
+        std::vector<std::string> parts;
+        for (const auto& [name, us] : t.kernel_us_by_name) {
+          parts.push_back(fmt::format("{} {:.2f}", name, us));
+        }
+        fmt::print(out, "    kernel us by kernel: {}\n", fmt::join(parts, ", "));
+      }
       if (!t.activity_error.empty()) fmt::print(out, "    error (CUPTI): {}\n", t.activity_error);
     } else {
       fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, to_string(r.reason));
@@ -323,6 +331,7 @@ nlohmann::json to_json(const bench_report& report) {
                           {"event_us", r.timing->activity_event_us},
                           {"runs", r.timing->observed_runs},
                           {"kernels", r.timing->kernels},
+                          {"kernel_us_by_name", r.timing->kernel_us_by_name},
                           {"error", r.timing->activity_error}}}};
       item["bandwidth_gbs"] = *r.bandwidth_gbs;
       item["copy_bandwidth_pct"] = *r.roofline_pct;

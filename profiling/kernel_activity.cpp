@@ -90,6 +90,7 @@ bool kernel_recorder::start() {
     return false;
   }
   seen_.clear();
+  seen_us_.clear();
   return true;
 }
 
@@ -102,8 +103,10 @@ double kernel_recorder::take_us() {
   if (!activity_) return ns;
   for (const kernel_record& r : activity_->take()) {
     if (std::find(ignored_.begin(), ignored_.end(), r.name) != ignored_.end()) continue;
+    const auto took = static_cast<double>(r.end_ns - r.start_ns);
     ++seen_[r.name];
-    ns += static_cast<double>(r.end_ns - r.start_ns);
+    seen_us_[r.name] += took / 1000.0;
+    ns += took;
   }
   return ns / 1000.0;
 }

@@ -55,13 +55,16 @@ class kernel_recorder {
   double take_us();
 
   [[nodiscard]] const std::map<std::string, int>& seen() const { return seen_; }
+  // [microseconds] each kernel's summed device time since start(), by name.
+  [[nodiscard]] const std::map<std::string, double>& seen_us() const { return seen_us_; }
   [[nodiscard]] const std::string& unavailable() const { return unavailable_; }
 
  private:
   std::vector<std::string> ignored_;
   std::optional<kernel_activity> activity_;
   std::map<std::string, int> seen_;  // name -> executions since start()
-  std::string unavailable_;          // why CUPTI could not start
+  std::map<std::string, double> seen_us_;
+  std::string unavailable_;  // why CUPTI could not start
 };
 
 }  // namespace blaster

@@ -23,8 +23,8 @@ const std::filesystem::path source_dir = [] {
 class BenchRmsnormGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    home_ = std::filesystem::temp_directory_path() /
-            ("blaster-gpu-test-" + std::to_string(::getpid()));
+    home_ =
+        std::filesystem::temp_directory_path() / ("blaster-gpu-test-" + std::to_string(::getpid()));
     std::filesystem::remove_all(home_);
   }
   void TearDown() override { std::filesystem::remove_all(home_); }
@@ -82,6 +82,11 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     ASSERT_EQ(r.timing->kernels.size(), 1U) << r.label;
     EXPECT_EQ(r.timing->kernels[0].second, r.timing->inner) << r.label;
     EXPECT_GT(r.timing->kernel_us, 0.0);
+    // The plan's one kernel has all of the device time.
+    ASSERT_EQ(r.timing->kernel_us_by_name.size(), 1U) << r.label;
+    EXPECT_NEAR(r.timing->kernel_us_by_name.begin()->second, r.timing->kernel_us,
+                1e-9 * r.timing->kernel_us)
+        << r.label;
     EXPECT_LE(r.timing->kernel_us, r.timing->activity_event_us * 1.02 + 0.5) << r.label;
     if (r.baseline) {
       baseline = &r;

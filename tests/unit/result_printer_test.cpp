@@ -1,0 +1,49 @@
+#include "benchmarking/result_printer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "benchmarking/bench_runner.hpp"
+
+namespace blaster {
+namespace {
+
+// A passed result whose plan ran two kernels, with CUPTI's device time of each.
+bench_report two_kernel_report() {
+  bench_report report;
+  report.task = "layernorm";
+  variant_result r;
+  r.candidate = "split";
+  r.label = "split[THREADS=512]";
+  r.status = "passed";
+  r.time_us = 180.0;
+  r.bandwidth_gbs = 1600.0;
+  r.roofline_pct = 40.0;
+  timing_samples t;
+  t.kernel_us = 178.0;
+  t.kernels = {{"stats<512>", 6}, {"apply<512>", 6}};
+  t.kernel_us_by_name = {{"stats<512>", 41.5}, {"apply<512>", 136.5}};
+  r.timing = t;
+  report.results.push_back(r);
+  return report;
+}
+
+TEST(ResultPrinter, APlanOfSeveralKernelsShowsEachKernelsDeviceTime) {
+  std::ostringstream text;
+  print_bench_table(two_kernel_report(), text);
+  EXPECT_NE(text.str().find("kernel us by kernel: apply<512> 136.50, stats<512> 41.50"),
+            std::string::npos)
+      << text.str();
+}
+
+TEST(ResultPrinter, APlanOfOneKernelHasNoBreakdownLine) {
+  bench_report report = two_kernel_report();
+  report.results[0].timing->kernel_us_by_name = {{"stats<512>", 178.0}};
+  std::ostringstream text;
+  print_bench_table(report, text);
+  EXPECT_EQ(text.str().find("kernel us by kernel"), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace blaster
