@@ -83,7 +83,13 @@ std::vector<std::string> nvrtc_options(const compile_request& request) {
       // Line tables cost nothing at run time and let sanitizers name the source line.
       "-lineinfo",
   };
-  if (!cuda_include_dir().empty()) options.push_back("-I" + cuda_include_dir());
+  if (!cuda_include_dir().empty()) {
+    options.push_back("-I" + cuda_include_dir());
+    // CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, under cccl/.
+    const auto cccl = std::filesystem::path(cuda_include_dir()) / "cccl";
+    std::error_code ignored;
+    if (std::filesystem::is_directory(cccl, ignored)) options.push_back("-I" + cccl.string());
+  }
   for (const auto& define : request.defines) options.push_back("-D" + define);
   return options;
 }
