@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -269,6 +271,43 @@ TEST_F(StoreCli, HelpDocumentsEveryExitCode) {
   }
   r = run("--help");
   EXPECT_TRUE(contains(r.out, "4 (verify)")) << r.out;
+}
+
+// The evidence checked in with the project: a real H200 portfolio of core10. It verifies as it
+// is, sha256sum agrees, and changing any one byte of a report, a result or a run's raw object
+// makes blaster verify fail and name the file.
+TEST_F(StoreCli, TheCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
+  const fs::path checked_in = fs::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1";
+  ASSERT_TRUE(fs::is_regular_file(checked_in / "SHA256SUMS")) << checked_in;
+  const fs::path bundle = dir_.path() / "core10";
+  fs::copy(checked_in, bundle, fs::copy_options::recursive);
+
+  auto r = run("verify core10");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "OK")) << r.out;
+  EXPECT_EQ(std::system(fmt::format("cd '{}' && sha256sum --quiet -c SHA256SUMS", bundle.string())
+                            .c_str()),
+            0);
+
+  std::vector<fs::path> raw;
+  for (const auto& entry : fs::recursive_directory_iterator(bundle / "runs")) {
+    if (entry.is_regular_file()) raw.push_back(entry.path());
+  }
+  ASSERT_FALSE(raw.empty());
+  std::sort(raw.begin(), raw.end());
+  for (const fs::path& file : {bundle / "report.md", bundle / "results.json", raw.front()}) {
+    const std::string original = read_file(file);
+    ASSERT_FALSE(original.empty()) << file;
+    std::string changed = original;
+    changed[changed.size() / 2] ^= 0x01;
+    write_file_atomically(file, changed);
+    r = run("verify core10");
+    EXPECT_EQ(r.exit_code, 4) << file << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, fs::relative(file, bundle).generic_string())) << r.out;
+    write_file_atomically(file, original);
+  }
+  r = run("verify core10");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
 }  // namespace
