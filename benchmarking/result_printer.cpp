@@ -2,7 +2,11 @@
 
 #include "benchmarking/gate_protocol.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 
 #include <fmt/ostream.h>
 
@@ -67,6 +71,35 @@ nlohmann::json metrics_json(const error_metrics& m) {
             {"p999", finite_or_text(m.p999)}}}};
 }
 
+// "_Z15layernorm_applyILi512ELi4EEv..." -> "layernorm_apply<512, 4>": the name with its template
+// arguments, without return type and parameters. A name that does not demangle stays as it is.
+std::string readable_kernel(const std::string& mangled) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || text == nullptr) return mangled;
+  std::string name(text.get());
+  // The parameter list: from the final ')' back to its '('.
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (std::size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        name.resize(i);
+        break;
+      }
+    }
+  }
+  // The return type ends at the last space outside template arguments.
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;) {
+    if (name[i] == '>') ++depth;
+    if (name[i] == '<') --depth;
+    if (name[i] == ' ' && depth == 0) return name.substr(i + 1);
+  }
+  return name;
+}
+
 }  // namespace
 
 void print_bench_table(const bench_report& report, std::ostream& out) {
@@ -129,7 +162,7 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
       if (t.kernel_us_by_name.size() > 1) {
         std::vector<std::string> parts;
         for (const auto& [name, us] : t.kernel_us_by_name) {
-          parts.push_back(fmt::format("{} {:.2f}", name, us));
+          parts.push_back(fmt::format("{} {:.2f}", readable_kernel(name), us));
         }
         fmt::print(out, "    kernel us by kernel: {}\n", fmt::join(parts, ", "));
       }

@@ -37,6 +37,20 @@ TEST(ResultPrinter, APlanOfSeveralKernelsShowsEachKernelsDeviceTime) {
       << text.str();
 }
 
+TEST(ResultPrinter, MangledKernelNamesShowAsTheirTemplates) {
+  bench_report report = two_kernel_report();
+  report.results[0].timing->kernel_us_by_name = {
+      {"_Z15layernorm_applyILi512ELi4EEvP6__halfPKS0_S3_S3_PK6float2iif", 136.5},
+      {"_Z21layernorm_chunk_statsILi512ELi4EEvP6float2PK6__halfii", 41.5}};
+  std::ostringstream text;
+  print_bench_table(report, text);
+  EXPECT_NE(text.str().find(
+                "kernel us by kernel: layernorm_apply<512, 4> 136.50, layernorm_chunk_stats<512, "
+                "4> 41.50"),
+            std::string::npos)
+      << text.str();
+}
+
 TEST(ResultPrinter, APlanOfOneKernelHasNoBreakdownLine) {
   bench_report report = two_kernel_report();
   report.results[0].timing->kernel_us_by_name = {{"stats<512>", 178.0}};
