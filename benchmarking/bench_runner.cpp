@@ -24,6 +24,7 @@
 #include "core/cuda_module.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc_compiler.hpp"
+#include "core/revision.hpp"
 #include "core/sha256.hpp"
 #include "core/store.hpp"
 #include "tasks/reference.hpp"
@@ -84,6 +85,7 @@ void probe(const worker_launcher& launcher, bench_report& report) {
 std::string device_json(const bench_report& report) {
   json j = report.device ? to_json(*report.device) : json::object();
   j["nvrtc"] = report.nvrtc;
+  j["blaster_revision"] = report.blaster_revision;
   if (report.copy) j["copy_bandwidth_gbs"] = report.copy->bytes_per_second / 1e9;
   return j.dump();
 }
@@ -146,6 +148,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
     }
   }
   report.nvrtc = nvrtc_version();
+  report.blaster_revision = std::string(source_revision());
   report.home = records.home().string();
   spdlog::info("compiling {} candidate files of task {} for {}", files.size(), task.name,
                report.arch);

@@ -100,6 +100,7 @@ struct bench_report {
   std::int64_t roofline_flops = 0;
   std::string arch;
   std::string nvrtc;
+  std::string blaster_revision;  // the harness's source revision, core/revision.hpp
   std::uint64_t seed = 0;
   std::vector<std::uint64_t> seeds;   // every case is checked with each
   std::vector<std::string> warnings;  // task-design guards

@@ -111,9 +111,10 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
              clock_of(report.timing.mode), report.timing.target_sample_ms,
              100.0 * report.timing.max_noise, report.timing.min_samples, report.timing.max_samples);
   if (report.device) {
-    fmt::print(out, "GPU {} ({}, {} SMs, driver {}.{}) · NVRTC {}\n", report.device->name,
-               report.device->arch(), report.device->sm_count, report.device->driver_version / 1000,
-               report.device->driver_version % 1000 / 10, report.nvrtc);
+    fmt::print(out, "GPU {} ({}, {} SMs, driver {}.{}) · NVRTC {} · blaster {}\n",
+               report.device->name, report.device->arch(), report.device->sm_count,
+               report.device->driver_version / 1000, report.device->driver_version % 1000 / 10,
+               report.nvrtc, report.blaster_revision);
   }
   if (report.copy) {
     fmt::print(out, "copy bandwidth measured by blaster: {:.1f} GB/s ({}) · roofline bytes {}\n",
@@ -255,6 +256,7 @@ nlohmann::json to_json(const bench_report& report) {
       {"roofline_flops", report.roofline_flops},
       {"arch", report.arch},
       {"nvrtc", report.nvrtc},
+      {"blaster_revision", report.blaster_revision},
       {"seed", report.seed},
       {"seeds", report.seeds},
       {"warnings", report.warnings},

@@ -7,6 +7,7 @@
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/nvrtc_compiler.hpp"
+#include "core/revision.hpp"
 #include "core/store.hpp"
 #include "profiling/cupti_info.hpp"
 
@@ -19,7 +20,9 @@ command_fn add_doctor_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 when a GPU is usable, 3 when there is none (the rest is still "
       "reported).");
   return [&global]() {
-    nlohmann::json j = {{"nvrtc", nvrtc_version()}, {"cupti", cupti_version()}};
+    nlohmann::json j = {{"blaster_revision", std::string(source_revision())},
+                        {"nvrtc", nvrtc_version()},
+                        {"cupti", cupti_version()}};
     j["home"] = resolve_home(global.home).string();
     try {
       j["root"] = resolve_root(global).string();

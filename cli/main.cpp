@@ -2,6 +2,8 @@
 // against the hardware's limit?
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -9,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
+#include "core/revision.hpp"
 
 int main(int argc, char** argv) {
   using namespace blaster::cli;
@@ -44,7 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--home", global.home, "store folder (default $BLASTER_HOME or ./.blaster)");
   app.add_flag("--json", global.json, "print exact JSON on stdout instead of tables");
   app.add_flag("-q,--quiet", global.quiet, "print no progress on stderr");
-  app.set_version_flag("--version", "blaster 0.1.0");
+  app.set_version_flag("--version", fmt::format("blaster 0.1.0 ({})", blaster::source_revision()));
 
   const command_fn commands[] = {
       add_bench_command(app, global),  add_compile_command(app, global),

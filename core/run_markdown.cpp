@@ -108,6 +108,10 @@ std::string render_run_markdown(const json& records, const json& report,
   row("finished", text(member(run, "finished_at")));
   row("device", device_line(records, report));
   row("NVRTC", text(member(report, "nvrtc")));
+  // Runs recorded before the revision was kept have none.
+  if (const std::string revision = text(member(report, "blaster_revision")); !revision.empty()) {
+    row("blaster revision", revision);
+  }
   row("architecture", text(member(report, "arch")));
   const std::string case_name = text(member(report, "case"));
   if (!case_name.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -92,6 +93,7 @@ std::string run_folder(const portfolio_item& item) {
 json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
                          const json& pytorch) {
   json rows = json::array();
+  std::set<std::string> revisions;
   std::vector<double> speedups;
   std::map<std::string, std::vector<double>> over_pytorch;
   json device;
@@ -111,12 +113,16 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
       device["nvrtc"] = report.value("nvrtc", "");
     }
     const std::string mode = report.at("timing").at("mode").get<std::string>();
+    // The harness that measured the case; runs recorded before revisions were kept have none.
+    const std::string revision = report.value("blaster_revision", std::string("unrecorded"));
+    revisions.insert(revision);
     json row = {{"id", o.item.id},
                 {"task", o.item.task},
                 {"case", o.item.case_name},
                 {"shape", report.value("shape", "")},
                 {"dtype", report.value("dtype", "")},
                 {"mode", mode},
+                {"blaster_revision", revision},
                 {"sessions", report.value("sessions", 0)},
                 {"run_id", o.run_id},
                 {"run_bundle", run_folder(o.item)},
@@ -189,6 +195,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
           {"title", s.title},
           {"protocol", protocol},
           {"device", device},
+          {"blaster_revisions", revisions},
           {"pytorch", pytorch.is_object() ? pytorch.value("environment", json()) : json()},
           {"rows", rows},
           {"geometric_means", means}};
@@ -225,6 +232,12 @@ std::string render_portfolio_markdown(const json& summary) {
       "graph), above 1 when the candidate is faster.\n\n",
       p.value("suite", ""), p.value("suite_sha256", "").substr(0, 16), p.value("sessions", 0),
       p.value("cooldown_s", 0.0), p.value("confirm_best", 0), 100.0 * p.value("max_noise", 0.0));
+  if (const auto it = summary.find("blaster_revisions"); it != summary.end() && !it->empty()) {
+    std::vector<std::string> names;
+    for (const auto& r : *it) names.push_back(r.get<std::string>());
+    md += fmt::format("Measured by blaster at revision {} (each case's in results.json).\n\n",
+                      fmt::join(names, ", "));
+  }
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
       "verdict | % copy BW | eager x | compile x | run |\n";

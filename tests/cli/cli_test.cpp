@@ -11,6 +11,7 @@
 #include "cli/run_blaster.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/file_io.hpp"
+#include "core/revision.hpp"
 
 namespace blaster {
 namespace {
@@ -72,8 +73,8 @@ TEST_F(BlasterCli, BenchCompilesEveryKernelThenNeedsAGpu) {
   }
   EXPECT_EQ(r.exit_code, 3) << r.err;
   // Every variant of the task was compiled before the GPU was found missing.
-  for (const char* label : {"init", "rmsnorm_vec_regs[VEC=4,BLOCK=128]",
-                            "rmsnorm_vec_regs[VEC=2,BLOCK=256]"}) {
+  for (const char* label :
+       {"init", "rmsnorm_vec_regs[VEC=4,BLOCK=128]", "rmsnorm_vec_regs[VEC=2,BLOCK=256]"}) {
     EXPECT_NE(r.out.find(label), std::string::npos) << label << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("compile_error"), std::string::npos) << r.out;
@@ -142,11 +143,18 @@ TEST_F(BlasterCli, CompileErrorShowsTheNvrtcLog) {
   EXPECT_NE(r.out.find("identifier \"undeclared\" is undefined"), std::string::npos) << r.out;
 }
 
+TEST_F(BlasterCli, VersionNamesTheSourceRevision) {
+  const auto r = run("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, fmt::format("blaster 0.1.0 ({})\n", source_revision()));
+}
+
 TEST_F(BlasterCli, DoctorJsonNamesNvrtcAndTheGpuState) {
   const auto r = run("doctor --json");
   EXPECT_EQ(r.exit_code, gpu_present() ? 0 : 3);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j.at("nvrtc").get<std::string>().empty());
+  EXPECT_EQ(j.at("blaster_revision"), source_revision());
   if (gpu_present()) {
     EXPECT_FALSE(j.at("gpu").is_null());
   } else {

@@ -66,6 +66,7 @@ struct fake_bench {
   std::vector<std::string> asked;  // "task/case mode"
   std::string fail_at;             // a task/case to throw at, as a kill would stop the process
   double candidate_us = 5.0;
+  std::string revision = "0123abc";  // the harness revision its reports carry
 
   bench_report operator()(const bench_options& o, store& records) {
     const std::string key = o.task + "/" + o.timed_case;
@@ -78,6 +79,7 @@ struct fake_bench {
     r.timed_case = o.timed_case;
     r.timed_shape = "n=1";
     r.dtype = "f16";
+    r.blaster_revision = revision;
     r.timing = o.timing;
     r.sessions = o.sessions;
     r.floors = launch_floors{.hot_us = 4.0, .cold_us = 0.5, .graph_us = 1.0};
@@ -257,7 +259,11 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   EXPECT_TRUE(bandwidth_met);
   EXPECT_TRUE(pytorch_missed);
   EXPECT_NEAR(summary.at("geometric_means").at("speedup_over_baseline").get<double>(), 2.0, 1e-12);
+  // Each case names the harness revision that measured it; the report names them all.
+  EXPECT_EQ(rows[0].at("blaster_revision"), "0123abc");
+  EXPECT_EQ(summary.at("blaster_revisions"), json::array({"0123abc"}));
   const std::string md = render_portfolio_markdown(summary);
+  EXPECT_NE(md.find("Measured by blaster at revision 0123abc"), std::string::npos) << md;
   EXPECT_NE(
       md.find("036 rmsnorm case canonical: missed \"at least as fast as the faster of PyTorch"),
       std::string::npos)
