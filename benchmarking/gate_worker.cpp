@@ -202,11 +202,8 @@ void poison(worker_context& w, check_buffers& b) {
 // setup's cost, and any error in it, show before the first launch rather than in it.
 void settle(worker_context& w) { w.stream.synchronize(); }
 
-// The index of the first element that differs, and how many differ.
-struct difference {
-  std::size_t first = 0;
-  std::size_t count = 0;
-};
+// Host comparisons report what the device's do: the first differing element, and how many.
+using difference = device_compare::difference;
 
 std::optional<difference> compare_bytes(std::span<const std::byte> a, std::span<const std::byte> b,
                                         std::size_t width) {

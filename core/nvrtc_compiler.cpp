@@ -20,9 +20,10 @@ void check_nvrtc(nvrtcResult status, const char* what) {
   if (status != NVRTC_SUCCESS) BLASTER_THROW("{}: {}", what, nvrtcGetErrorString(status));
 }
 
-// Where cuda_fp16.h and friends live; NVRTC has no default search path for them.
-const std::string& cuda_include_dir() {
-  static const std::string dir = [] {
+// "-I" options for where cuda_fp16.h and friends live; NVRTC has no default search path for
+// them. Found once: every compile and every compile key asks.
+const std::vector<std::string>& cuda_include_options() {
+  static const std::vector<std::string> options = [] {
     std::vector<std::filesystem::path> candidates;
     for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
       if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
@@ -31,13 +32,19 @@ const std::string& cuda_include_dir() {
     }
     candidates.emplace_back(BLASTER_CUDA_INCLUDE_DIR);
     candidates.emplace_back("/usr/local/cuda/include");
+    std::error_code ignored;
     for (const auto& candidate : candidates) {
-      std::error_code ignored;
-      if (std::filesystem::exists(candidate / "cuda_fp16.h", ignored)) return candidate.string();
+      if (!std::filesystem::exists(candidate / "cuda_fp16.h", ignored)) continue;
+      std::vector<std::string> found = {"-I" + candidate.string()};
+      // CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, under cccl/.
+      if (std::filesystem::is_directory(candidate / "cccl", ignored)) {
+        found.push_back("-I" + (candidate / "cccl").string());
+      }
+      return found;
     }
-    return std::string();
+    return std::vector<std::string>();
   }();
-  return dir;
+  return options;
 }
 
 // RAII for one nvrtcProgram.
@@ -83,13 +90,8 @@ std::vector<std::string> nvrtc_options(const compile_request& request) {
       // Line tables cost nothing at run time and let sanitizers name the source line.
       "-lineinfo",
   };
-  if (!cuda_include_dir().empty()) {
-    options.push_back("-I" + cuda_include_dir());
-    // CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, under cccl/.
-    const auto cccl = std::filesystem::path(cuda_include_dir()) / "cccl";
-    std::error_code ignored;
-    if (std::filesystem::is_directory(cccl, ignored)) options.push_back("-I" + cccl.string());
-  }
+  const auto& includes = cuda_include_options();
+  options.insert(options.end(), includes.begin(), includes.end());
   for (const auto& define : request.defines) options.push_back("-D" + define);
   return options;
 }
