@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -75,7 +76,7 @@ void probe(const worker_launcher& launcher, bench_report& report) {
         "the GPU probe failed: " + result["failure"].value("message", std::string("?"));
   } else {
     report.device = device_properties_from_json(result.at("device"));
-    report.copy = copy_bandwidth_from_json(result.at("copy"));
+    report.memory = memory_ceilings_from_json(result.at("memory"));
     report.matrix = matrix_rate_from_json(result.at("matrix"));
     report.floors = launch_floors_from_json(result.at("launch_floors"));
   }
@@ -86,7 +87,7 @@ std::string device_json(const bench_report& report) {
   json j = report.device ? to_json(*report.device) : json::object();
   j["nvrtc"] = report.nvrtc;
   j["blaster_revision"] = report.blaster_revision;
-  if (report.copy) j["copy_bandwidth_gbs"] = report.copy->bytes_per_second / 1e9;
+  if (report.memory) j["copy_bandwidth_gbs"] = report.memory->copy.bytes_per_second / 1e9;
   return j.dump();
 }
 
@@ -139,8 +140,17 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       task.find_case(options.timed_case.empty() ? task.canonical_case : options.timed_case);
   report.timed_case = timed.name;
   report.timed_shape = task.describe(timed);
-  report.roofline_bytes = task.bytes.evaluate(task.integer_symbols(timed));
-  report.roofline_flops = task.flops.evaluate(task.integer_symbols(timed));
+  const symbol_table symbols = task.integer_symbols(timed);
+  report.roofline_bytes = task.bytes.evaluate(symbols);
+  report.roofline_mix_known = task.read_bytes.has_value();
+  report.roofline_read_bytes =
+      task.read_bytes ? task.read_bytes->evaluate(symbols) : report.roofline_bytes;
+  report.roofline_write_bytes = task.write_bytes ? task.write_bytes->evaluate(symbols) : 0;
+  report.footprint_bytes = 0;
+  for (const auto& b : task.buffers) {
+    report.footprint_bytes += task.elements(b, timed) * static_cast<std::int64_t>(size_of(b.type));
+  }
+  report.roofline_flops = task.flops.evaluate(symbols);
   for (const auto& b : task.buffers) {
     if (b.role == buffer_role::input) {
       report.dtype = std::string(name_of(b.type));
@@ -152,17 +162,27 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.home = records.home().string();
   spdlog::info("compiling {} candidate files of task {} for {}", files.size(), task.name,
                report.arch);
+  compile_limits limits = options.compile;
+  if (limits.executable.empty()) limits.executable = options.worker_executable;
+  const std::filesystem::path common_headers = common_headers_folder(options.root);
   out.loaded.reserve(files.size());                  // runnable entries point into it
   std::vector<std::future<candidate_file>> loading;  // files compile side by side, too
   for (const auto& file : files) {
-    loading.push_back(std::async(std::launch::async, [&file, &report, &cache] {
-      return load_candidate(file, report.arch, &cache);
-    }));
+    loading.push_back(
+        std::async(std::launch::async, [&file, &report, &cache, &limits, &common_headers] {
+          return load_candidate(file, report.arch, &cache, limits, common_headers);
+        }));
   }
   for (auto& f : loading) out.loaded.push_back(f.get());
   for (const auto& f : out.loaded) {
     const bool is_baseline = !options.skip_baseline && &f == &out.loaded.front();
-    const std::string source_sha256 = records.cas().put(f.source);
+    // The bytes the result cites: the source and the shared headers it includes. A source over
+    // the size limit was never read, and nothing of it is stored.
+    std::string source_sha256;
+    if (!f.sources_sha256.empty()) {
+      source_sha256 = records.cas().put(f.source);
+      for (const auto& header : f.headers) records.cas().put(header.content);
+    }
     if (!f.plan) {
       variant_result r;
       r.candidate = f.name;
@@ -170,7 +190,12 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       r.file = f.file.string();
       r.baseline = is_baseline;
       r.source_sha256 = source_sha256;
-      reject(r, reason_code::plan_error, f.plan_error);
+      r.sources_sha256 = f.sources_sha256;
+      if (f.compile_error.empty()) {
+        reject(r, reason_code::plan_error, f.plan_error);
+      } else {
+        reject(r, reason_code::compile_error, f.compile_error);
+      }
       report.results.push_back(std::move(r));
       continue;
     }
@@ -186,9 +211,12 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       r.cache_hit = v.compiled.cache_hit;
       r.resources = resources_of(v, device_present);
       r.source_sha256 = source_sha256;
+      r.sources_sha256 = f.sources_sha256;
       if (!v.compiled.ok) {
         reject(r, reason_code::compile_error,
-               fmt::format("{} does not compile for {}", f.file.string(), report.arch));
+               !v.compiled.refusal.empty()
+                   ? v.compiled.refusal
+                   : fmt::format("{} does not compile for {}", f.file.string(), report.arch));
       } else {
         r.cubin_sha256 = records.cas().put(v.compiled.cubin);
         r.status = "compiled";
@@ -213,7 +241,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
 worker_request request_for(const bench_options& options, const task_spec& task,
                            const bench_report& report, const variant_result& r,
                            const std::filesystem::path& file, std::uint32_t canary,
-                           std::random_device& entropy) {
+                           std::uint64_t poison_seed, std::random_device& entropy) {
   worker_request request;
   request.root = options.root;
   request.home = report.home;
@@ -223,8 +251,10 @@ worker_request request_for(const bench_options& options, const task_spec& task,
   request.variant = r.label;
   request.arch = report.arch;
   request.canary_pattern = canary;
+  request.poison_seed = poison_seed;
   request.timing = options.timing;
   request.spot_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
+  request.compile = options.compile;
   return request;
 }
 
@@ -249,11 +279,20 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
 
   std::random_device entropy;
   const auto canary = static_cast<std::uint32_t>(entropy());
+  const std::uint64_t poison_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
   std::optional<milliseconds> deadline = options.deadline;
+  std::optional<std::filesystem::path> sanitizer;
+  if (options.sanitize) {
+    sanitizer = find_compute_sanitizer();
+    report.sanitizer = sanitizer ? sanitizer->string()
+                                 : std::string("none: compute-sanitizer is not installed here");
+    if (!sanitizer) spdlog::warn("--sanitize: compute-sanitizer is not installed; skipped");
+  }
   std::vector<std::pair<std::size_t, worker_request>> survivors;  // result index, request
   for (const auto& p : runnable) {
     variant_result& r = report.results[p.result];
-    worker_request request = request_for(options, task, report, r, p.file->file, canary, entropy);
+    worker_request request =
+        request_for(options, task, report, r, p.file->file, canary, poison_seed, entropy);
     spdlog::info("{}: gate ({} checks)", r.label, data.checks().size());
     const gate_outcome gate =
         run_gate(task, data, request, launcher, deadline.value_or(first_deadline));
@@ -267,7 +306,20 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       // gate overwrites in the shared file.
       request.outputs_file = launcher.dir / fmt::format("timed-outputs-{}.bin", p.result);
       request.outputs_base = data.keep_timed_outputs(request.outputs_file);
-      survivors.emplace_back(p.result, std::move(request));
+      std::optional<sanitizer_outcome> sanitized;
+      if (sanitizer) {
+        spdlog::info("{}: compute-sanitizer ({})", r.label, fmt::join(sanitizer_tools, ", "));
+        // The tools slow kernels down tenfold and more.
+        const milliseconds slow(std::max<long long>(10 * deadline.value_or(first_deadline).count(),
+                                                    first_deadline.count()));
+        sanitized = run_sanitizers(data, request, launcher, *sanitizer, slow);
+        r.sanitizer = sanitized->reports;
+      }
+      if (sanitized && sanitized->reason != reason_code::none) {
+        reject(r, sanitized->reason, sanitized->message);
+      } else {
+        survivors.emplace_back(p.result, std::move(request));
+      }
     }
     if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
   }
@@ -299,7 +351,8 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       if (r.status == "rejected") continue;
       spdlog::info("session {}: timing {}{}", session + 1, r.label, entry == again ? " (A/A)" : "");
       const timing_outcome timed =
-          run_timing(data, request, launcher, deadline.value_or(first_deadline));
+          run_timing(data, request, launcher, deadline.value_or(first_deadline),
+                     report.memory->copy.bytes_per_second);
       r.timing_s = std::max(r.timing_s, timed.wall_s);
       if (entry != again && r.first_timing_s == 0.0) {
         r.first_timing_s = timed.wall_s;
@@ -315,7 +368,10 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       }
       r.session_medians_us.push_back(timed.timing->median_us);
       r.max_noise = std::max(r.max_noise, timed.timing->noise);
-      if (!r.timing) r.timing = timed.timing;  // the first session's samples go on record
+      if (!r.timing) {  // the first session's samples go on record
+        r.timing = timed.timing;
+        r.poisoned = timed.poisoned;
+      }
       if (r.baseline && !timed_baseline && !options.deadline) {
         timed_baseline = true;
         deadline = std::max(*deadline, deadline_after(timed.wall_s));
@@ -329,7 +385,29 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
 }
 
+// The bytes of the timed case and where they can live between launches.
+roofline_traffic traffic_of(const bench_report& report, const variant_result& r) {
+  return {.read_bytes = report.roofline_read_bytes,
+          .written_bytes = report.roofline_write_bytes,
+          .mix_known = report.roofline_mix_known,
+          .footprint_bytes = report.footprint_bytes,
+          .l2_bytes = report.device ? report.device->l2_bytes : 0,
+          .l2_may_hold = report.timing.mode != timing_mode::cold && r.timing->copies == 1};
+}
+
 void summarize(store& records, const bench_options& options, bench_report& report) {
+  // Every time against its floor first: a time that the work cannot explain is not a result,
+  // and a baseline that is not a result has nothing to compare with.
+  for (auto& r : report.results) {
+    if (r.status != "passed") continue;
+    r.time_us = median(r.session_medians_us);
+    r.spread = spread(r.session_medians_us);
+    r.floor = memory_floor(*report.memory, traffic_of(report, r));
+    r.time_over_floor = *r.time_us / r.floor->floor_us;
+    if (auto why = impossible_speed(*r.floor, *report.memory, *r.time_us, r.max_noise + r.spread)) {
+      reject(r, reason_code::impossible_speed, *why);
+    }
+  }
   const variant_result* baseline = nullptr;
   for (const auto& r : report.results) {
     if (r.baseline && r.status == "passed") baseline = &r;
@@ -341,19 +419,25 @@ void summarize(store& records, const bench_options& options, bench_report& repor
     report.aa = self_check(baseline->session_medians_us, report.aa_medians_us);
   }
   for (auto& r : report.results) {
-    if (r.status != "passed") continue;
-    r.time_us = median(r.session_medians_us);
-    r.spread = spread(r.session_medians_us);
+    if (!r.time_us) continue;
     const double seconds = *r.time_us * 1e-6;
     r.bandwidth_gbs = static_cast<double>(report.roofline_bytes) / seconds / 1e9;
     r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
-                     report.copy->bytes_per_second;
+                     report.memory->copy.bytes_per_second;
     r.flops_per_second = static_cast<double>(report.roofline_flops) / seconds;
     if (report.matrix) {
       r.matrix_rate_pct = 100.0 * *r.flops_per_second / report.matrix->flops_per_second;
     }
-    r.time_over_floor =
-        seconds / (static_cast<double>(report.roofline_bytes) / report.copy->bytes_per_second);
+    json samples = {{"mode", to_string(r.timing->mode)},
+                    {"inner", r.timing->inner},
+                    {"source", r.timing->source},
+                    {"sample_us", r.timing->sample_us},
+                    {"session_medians_us", r.session_medians_us},
+                    {"case", report.timed_case},
+                    {"shape", report.timed_shape}};
+    if (!r.timing->event_us.empty()) samples["event_us"] = r.timing->event_us;
+    r.samples_sha256 = records.cas().put(samples.dump());
+    if (r.status != "passed") continue;
     if (report.floors) {
       const double floor = report.timing.mode == timing_mode::hot    ? report.floors->hot_us
                            : report.timing.mode == timing_mode::cold ? report.floors->cold_us
@@ -368,15 +452,6 @@ void summarize(store& records, const bench_options& options, bench_report& repor
                                              .seed = report.bootstrap_seed});
       }
     }
-    json samples = {{"mode", to_string(r.timing->mode)},
-                    {"inner", r.timing->inner},
-                    {"source", r.timing->source},
-                    {"sample_us", r.timing->sample_us},
-                    {"session_medians_us", r.session_medians_us},
-                    {"case", report.timed_case},
-                    {"shape", report.timed_shape}};
-    if (!r.timing->event_us.empty()) samples["event_us"] = r.timing->event_us;
-    r.samples_sha256 = records.cas().put(samples.dump());
   }
 }
 
@@ -451,6 +526,7 @@ bench_report run_bench(const bench_options& given, store& records) {
 
   bench_report report;
   report.timing = options.timing;
+  report.sanitize = options.sanitize;
   report.home = records.home().string();
   if (options.seed) {
     report.seed = *options.seed;

@@ -10,12 +10,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/launch_floor.hpp"
 #include "benchmarking/matrix_rate.hpp"
+#include "benchmarking/memory_ceilings.hpp"
+#include "benchmarking/output_dependence.hpp"
+#include "benchmarking/roofline.hpp"
+#include "benchmarking/sanitizer_pass.hpp"
 #include "benchmarking/verdict.hpp"
+#include "core/compile_sandbox.hpp"
 #include "core/cuda_context.hpp"
 #include "profiling/resource_report.hpp"
 
@@ -38,6 +42,10 @@ struct bench_options {
   std::string command;      // as the user typed it, for the record
   // The blaster executable that runs each evaluation in a child process; empty: this one.
   std::filesystem::path worker_executable;
+  // The compile sandbox's deadline and memory cap, and the limits on sources, launches and
+  // params combinations (--compile-timeout, --compile-memory, --max-source-bytes, --max-launches,
+  // --max-variants). Its executable, when empty, is worker_executable's.
+  compile_limits compile;
   // Per evaluation (gate or timing); none: a few seconds beyond what the baseline needed.
   std::optional<std::chrono::milliseconds> deadline;
   // Timing sessions: each a fresh process per variant, in alternating order.
@@ -46,6 +54,9 @@ struct bench_options {
   // 0: every variant is timed in every session. N: after the first session only the baseline
   // and the N fastest candidates go on; the others are reported as screened out.
   int confirm_best = 0;
+  // Runs the gate's small cases of every variant that passed it under compute-sanitizer's
+  // memcheck, racecheck, initcheck and synccheck, where it is installed.
+  bool sanitize = false;
 };
 
 // Everything blaster learned about one variant of one candidate: the structured verdict that a
@@ -65,9 +76,10 @@ struct variant_result {
   bool cache_hit = false;
   std::vector<kernel_resources> resources;
   std::vector<case_check> checks;
-  double gate_s = 0.0;          // [seconds] the gate worker's wall time
-  double timing_s = 0.0;        // [seconds] the longest timing worker's wall time
-  double first_timing_s = 0.0;  // [seconds] the first session's timing worker
+  std::vector<sanitizer_report> sanitizer;  // with --sanitize: each tool's report
+  double gate_s = 0.0;                      // [seconds] the gate worker's wall time
+  double timing_s = 0.0;                    // [seconds] the longest timing worker's wall time
+  double first_timing_s = 0.0;              // [seconds] the first session's timing worker
   // [milliseconds] by worker step: where the gate's and the first timing's wall time went.
   nlohmann::json gate_profile = nlohmann::json::object();
   nlohmann::json timing_profile = nlohmann::json::object();
@@ -81,11 +93,16 @@ struct variant_result {
   std::optional<verdict_result> verdict;   // against the baseline, session by session
   std::optional<double> speedup;           // baseline time over this time, same run
   std::optional<double> bandwidth_gbs;     // roofline bytes over time [GB/s]
-  std::optional<double> roofline_pct;      // bandwidth over the measured copy bandwidth [%]
+  std::optional<double> roofline_pct;      // the roofline floor over the time [%]
   std::optional<double> flops_per_second;  // the task's flops over the time
   std::optional<double> matrix_rate_pct;   // flops_per_second against the measured matrix rate
-  std::optional<double> time_over_floor;   // the time over roofline bytes at copy bandwidth
+  // The least time the roofline bytes take at the ceilings of their mix and of where the data
+  // lives (DRAM, L2), and the time over it.
+  std::optional<roofline_floor> floor;
+  std::optional<double> time_over_floor;
+  std::optional<poisoned_launches> poisoned;  // the first session's, hot and graph mode
   std::string source_sha256;
+  std::string sources_sha256;  // the source and the kernels/common headers it includes
   std::string cubin_sha256;
   std::string samples_sha256;
 };
@@ -97,6 +114,10 @@ struct bench_report {
   std::string timed_shape;  // "B=16 C=64 H=256 W=256"
   std::string dtype;        // of the first input, e.g. "f16"
   std::int64_t roofline_bytes = 0;
+  std::int64_t roofline_read_bytes = 0;   // the task's read_bytes, or roofline_bytes unstated
+  std::int64_t roofline_write_bytes = 0;  // 0 where the task does not state the mix
+  bool roofline_mix_known = false;
+  std::int64_t footprint_bytes = 0;  // [bytes] every buffer of the timed case
   std::int64_t roofline_flops = 0;
   std::string arch;
   std::string nvrtc;
@@ -108,8 +129,10 @@ struct bench_report {
   timing_options timing;
   bool gpu = false;
   std::string gpu_unavailable;  // why correctness and timing did not run
+  bool sanitize = false;        // --sanitize was asked for
+  std::string sanitizer;        // the compute-sanitizer that ran, or why none did
   std::optional<cuda::device_properties> device;
-  std::optional<copy_bandwidth> copy;
+  std::optional<memory_ceilings> memory;
   std::optional<matrix_rate> matrix;
   std::optional<launch_floors> floors;
   int sessions = 1;

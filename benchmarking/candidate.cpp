@@ -1,17 +1,111 @@
 #include "benchmarking/candidate.hpp"
 
 #include <algorithm>
-#include <future>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <thread>
 
 #include <fmt/ranges.h>
 
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/include_policy.hpp"
 
 namespace blaster {
 
 namespace {
+
+std::string over_size_limit(const std::filesystem::path& file, std::string_view size,
+                            std::uint64_t limit) {
+  return fmt::format(
+      "{}: the source is {} bytes, over the limit of {} bytes; "
+      "--max-source-bytes raises the limit",
+      file.string(), size, limit);
+}
+
+// The file's bytes into `source`, or why it is refused: its size is read first, so that a huge
+// file is refused unread, and the read stops one byte past the limit, since the file may have
+// grown in between.
+std::string read_source(const std::filesystem::path& file, std::uint64_t limit,
+                        std::string& source) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size > limit) return over_size_limit(file, std::to_string(size), limit);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) BLASTER_INPUT_ERROR("{}: cannot read: {}", file.string(), std::strerror(errno));
+  char chunk[65536];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    source.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (source.size() > limit) {
+      source.clear();
+      return over_size_limit(file, fmt::format("more than {}", limit), limit);
+    }
+  }
+  return {};
+}
+
+// Why the plan is over a limit, or an empty string. Both are checked before anything compiles:
+// every launch is a step of every check, and every combination a compile and a gate of its own.
+std::string check_plan_limits(const launch_plan& plan, const std::filesystem::path& file,
+                              const compile_limits& limits) {
+  if (plan.launch.size() > limits.max_launches) {
+    const source_position& first_over = plan.launch[limits.max_launches].where;
+    return fmt::format(
+        "{}:{}:{}: the plan has {} launches, over the limit of {}; "
+        "--max-launches raises the limit",
+        file.string(), first_over.line, first_over.column, plan.launch.size(), limits.max_launches);
+  }
+  std::size_t combinations = 1;
+  std::vector<std::string> factors;
+  for (const auto& [name, values] : plan.params) {
+    if (__builtin_mul_overflow(combinations, values.size(), &combinations)) {
+      combinations = std::numeric_limits<std::size_t>::max();
+    }
+    factors.push_back(fmt::format("{} {}", name, values.size()));
+  }
+  if (combinations > limits.max_variants) {
+    return fmt::format(
+        "{}:{}:{}: \"params\" expand to {} combinations ({}), over the limit of "
+        "{}; --max-variants raises the limit",
+        file.string(), plan.params_where.line, plan.params_where.column, combinations,
+        fmt::join(factors, " x "), limits.max_variants);
+  }
+  return {};
+}
+
+// Compiles every request on at most one thread per hardware thread; the sandbox bounds the
+// compiling children of all threads together the same way.
+std::vector<compile_output> compile_all(const std::vector<compile_request>& requests,
+                                        compile_cache* cache, const compile_limits& limits) {
+  std::vector<compile_output> out(requests.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i = next++; i < requests.size(); i = next++) {
+      try {
+        out[i] = compile_sandboxed_cached(requests[i], cache, limits);
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(requests.size(), std::max(1U, std::thread::hardware_concurrency()));
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+  }  // joins
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
 
 std::vector<std::filesystem::path> cu_files_in(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
@@ -53,18 +147,43 @@ std::vector<std::filesystem::path> discover_candidates(
   return files;
 }
 
+std::filesystem::path common_headers_folder(const std::filesystem::path& root) {
+  return root / "kernels" / "common";
+}
+
 candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
-                              compile_cache* cache) {
+                              compile_cache* cache, const compile_limits& limits,
+                              const std::filesystem::path& common_headers) {
   candidate_file result;
   result.file = file;
   result.name = file.stem().string();
-  result.source = read_file(file);
+  result.compile_error = read_source(file, limits.max_source_bytes, result.source);
+  if (!result.compile_error.empty()) return result;
+  compile_request sources;  // what the sources digest covers: the source, then its headers
+  sources.source = result.source;
+  result.sources_sha256 = sources_sha256(sources);
   try {
     result.plan = parse_launch_plan(result.source, file.string());
   } catch (const input_error& e) {
     result.plan_error = e.what();
     return result;
   }
+  result.plan_error = check_plan_limits(*result.plan, file, limits);
+  try {
+    if (result.plan_error.empty()) {
+      result.headers = resolve_includes(
+          result.source, file.string(),
+          {.toolkit = cuda_include_dirs(), .common = common_headers_in(common_headers)});
+    }
+  } catch (const input_error& e) {
+    result.compile_error = e.what();
+  }
+  if (!result.plan_error.empty() || !result.compile_error.empty()) {
+    result.plan.reset();
+    return result;
+  }
+  sources.headers = result.headers;
+  result.sources_sha256 = sources_sha256(sources);
   std::vector<compile_request> requests;  // one per variant, in order
   for (const auto& params : expand_params(*result.plan)) {
     candidate_variant v;
@@ -75,6 +194,7 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
     request.source = result.source;
     request.file_name = file.filename().string();
     request.arch = arch;
+    request.headers = result.headers;
     for (const auto& [name, values] : result.plan->params) {  // declaration order
       const std::string& value = params.at(name);
       assignments.push_back(fmt::format("{}={}", name, value));
@@ -98,17 +218,14 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
     requests.push_back(std::move(request));
     result.variants.push_back(std::move(v));
   }
-  // NVRTC compiles separate programs on separate threads; the variants of a file are
-  // independent, so a cold compile takes about as long as its slowest variant.
-  std::vector<std::future<compile_output>> compiled;
-  compiled.reserve(requests.size());
-  for (const auto& request : requests) {
-    compiled.push_back(std::async(std::launch::async,
-                                  [&request, cache] { return compile_cached(request, cache); }));
-  }
+  // The variants of a file are independent: they compile side by side.
+  std::vector<compile_output> compiled = compile_all(requests, cache, limits);
   for (std::size_t i = 0; i < result.variants.size(); ++i) {
     candidate_variant& v = result.variants[i];
-    v.compiled = compiled[i].get();
+    v.compiled = std::move(compiled[i]);
+    if (!v.compiled.refusal.empty()) {
+      v.compiled.refusal = fmt::format("{}: {}", file.string(), v.compiled.refusal);
+    }
     if (v.compiled.ok) {
       // Keep the report of the kernels the plan launches, in plan order.
       const auto all = parse_ptxas_log(v.compiled.log);

@@ -39,8 +39,10 @@ struct error_metrics {
   static constexpr std::size_t worst_kept = 5;
 };
 
-// Compares on all cores. Poisoned elements count as unwritten, not as NaN.
-error_metrics compare_output(std::string buffer, dtype type, std::span<const std::byte> candidate,
+// Compares on all cores. Elements that still hold the run's poison pattern (poison_pattern of
+// the type and the run's seed) count as unwritten, not as NaN.
+error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poison,
+                             std::span<const std::byte> candidate,
                              std::span<const double> reference, const tolerance& tol);
 
 // The reason code of the first failure, in order of precedence (unwritten_output, nonfinite,

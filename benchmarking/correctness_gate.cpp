@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/output_dependence.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/parallel_for.hpp"
@@ -160,17 +161,20 @@ std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path) con
 }
 
 worker_answer worker_launcher::run(const worker_request& request,
-                                   std::chrono::milliseconds deadline) const {
+                                   std::chrono::milliseconds deadline,
+                                   const std::vector<std::string>& wrapper) const {
   const auto request_path =
       dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
   write_file_atomically(request_path, to_json(request).dump());
   std::string last_step;
-  const worker_outcome outcome =
-      run_worker({executable.string(), "__worker", request_path.string()}, deadline);
+  std::vector<std::string> argv = wrapper;
+  argv.insert(argv.end(), {executable.string(), "__worker", request_path.string()});
+  const worker_outcome outcome = run_worker(argv, deadline);
   std::error_code ignored;
   std::filesystem::remove(request_path, ignored);
   worker_answer answer;
   answer.wall_s = outcome.wall_s;
+  answer.exit_code = outcome.how == worker_outcome::ending::exited ? outcome.exit_code : -1;
   json result;
   // Each step lasts until the next message; what precedes the first is the worker's start.
   std::string current = "start";
@@ -231,8 +235,52 @@ worker_request with_data(worker_request request, const gate_data& data, worker_p
 
 }  // namespace
 
+namespace {
+
+// A check whose first run faulted on an illegal address ran again with its guards mapped as
+// canaries: a write into them names the buffer and the offset; else the access went farther
+// than every guard, or it was a read.
+std::pair<reason_code, std::string> locate_fault(const gate_data& data, worker_request request,
+                                                 std::size_t check, const worker_launcher& launcher,
+                                                 std::chrono::milliseconds deadline) {
+  const std::size_t guard_mib = request.guard_bytes >> 20U;
+  request = with_data(std::move(request), data, worker_phase::locate);
+  request.timed_check = check;
+  const worker_answer answer = launcher.run(request, deadline);
+  const json& result = answer.result;
+  if (result.is_object() && result.contains("located")) {
+    const json& canaries = result["located"].at("canaries");
+    if (!canaries.empty()) {
+      const json& c = canaries.front();
+      const long long offset = c.at("byte_offset").get<long long>();
+      const std::string buffer = c.at("buffer").get<std::string>();
+      return {reason_code::out_of_bounds_write,
+              offset < 0 ? fmt::format("{} was written {} bytes before its start (the access "
+                                       "faulted on the unmapped guard; a rerun with the guard "
+                                       "mapped found the write)",
+                                       buffer, -offset)
+                         : fmt::format("{} was written at byte {}, past its end at {} (the "
+                                       "access faulted on the unmapped guard; a rerun with the "
+                                       "guard mapped found the write)",
+                                       buffer, offset, c.at("bytes").get<std::size_t>())};
+    }
+    return {reason_code::crash,
+            fmt::format("an illegal address: a rerun with {} MiB of mapped guards on each side of "
+                        "every buffer wrote none of them, so the kernel read outside its buffers",
+                        guard_mib)};
+  }
+  return {reason_code::crash,
+          fmt::format("an illegal address farther than {} MiB from every buffer (a rerun with the "
+                      "guards mapped faulted too)",
+                      guard_mib)};
+}
+
+}  // namespace
+
 gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_request request,
                       const worker_launcher& launcher, std::chrono::milliseconds deadline) {
+  const std::uint64_t poison_seed = request.poison_seed;
+  const worker_request asked = request;
   const worker_answer answer =
       launcher.run(with_data(std::move(request), data, worker_phase::gate), deadline);
   const json& result = answer.result;
@@ -287,8 +335,8 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
     }
     for (std::size_t k = 0; k < check.outputs.size(); ++k) {
       const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
-      verdict.outputs.push_back(
-          compare_output(b.name, b.type, data.produced(i, k), data.expected(i, k), task.tol));
+      verdict.outputs.push_back(compare_output(b.name, b.type, poison_pattern(b.type, poison_seed),
+                                               data.produced(i, k), data.expected(i, k), task.tol));
       if (const reason_code r = failure_reason(verdict.outputs.back()); r != reason_code::none) {
         set(r, describe_failure(verdict.outputs.back()));
       }
@@ -308,12 +356,21 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
   if (result.is_object() && result.contains("failure")) {
     const json& f = result["failure"];
     std::string where;
+    reason_code reason =
+        parse_reason_code(f.at("reason").get<std::string>()).value_or(reason_code::crash);
+    std::string message = first_line(f.at("message").get<std::string>());
     if (f.contains("check")) {
-      const gate_check& check = data.checks().at(f["check"].get<std::size_t>());
+      const std::size_t i = f["check"].get<std::size_t>();
+      const gate_check& check = data.checks().at(i);
       where = fmt::format("case {}, seed {:#x}: ", check.case_name, check.seed);
+      if (f.value("cuda_error", std::string()) == "CUDA_ERROR_ILLEGAL_ADDRESS" &&
+          out.reason == reason_code::none) {
+        auto [located, why] = locate_fault(data, asked, i, launcher, deadline);
+        reason = located;
+        message = fmt::format("{} ({})", why, message);
+      }
     }
-    fail(parse_reason_code(f.at("reason").get<std::string>()).value_or(reason_code::crash),
-         where + first_line(f.at("message").get<std::string>()));
+    fail(reason, where + message);
   }
   if (result.is_null()) fail(answer.ended, answer.why);
   if (out.reason == reason_code::none && out.checks.size() != data.checks().size()) {
@@ -324,7 +381,8 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 }
 
 timing_outcome run_timing(const gate_data& data, worker_request request,
-                          const worker_launcher& launcher, std::chrono::milliseconds deadline) {
+                          const worker_launcher& launcher, std::chrono::milliseconds deadline,
+                          double copy_bytes_per_second) {
   const worker_answer answer =
       launcher.run(with_data(std::move(request), data, worker_phase::time), deadline);
   const json& result = answer.result;
@@ -343,19 +401,38 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
     return out;
   }
   const json& t = result.at("timing");
-  for (const char* key : {"spot_stale", "final_stale"}) {
-    if (t.at(key).is_null()) continue;
-    const json& s = t.at(key);
+  const json& poisoned = t.at("poisoned_launches");
+  const json no_stale;
+  const bool every = t.at("spot_every_sample").get<bool>();
+  for (const char* key : {"spot_stale", "final_stale", "poisoned_stale"}) {
+    const std::string which = key;
+    const json& s = which == "poisoned_stale"
+                        ? (poisoned.is_null() ? no_stale : poisoned.at("stale"))
+                        : t.at(key);
+    if (s.is_null()) continue;
     out.reason = reason_code::stale_in_timing;
+    std::string when = "a launch on poisoned outputs after the timing";
+    if (which == "spot_stale") {
+      when = every ? fmt::format("sample {} of the timing, each on freshly poisoned outputs",
+                                 t.at("spot_sample").get<int>() + 1)
+                   : fmt::format("sample {} of the timing", t.at("spot_sample").get<int>() + 1);
+    } else if (which == "final_stale") {
+      when = "a launch after the timing";
+    }
     out.message = fmt::format(
         "{} of a timed launch differs from the checked output in {} elements, the first at [{}] "
         "({})",
         s.at("buffer").get<std::string>(), s.at("differing_elements").get<std::size_t>(),
-        s.at("first_index").get<std::size_t>(),
-        std::string(key) == "spot_stale"
-            ? fmt::format("sample {} of the timing", t.at("spot_sample").get<int>() + 1)
-            : std::string("a launch after the timing"));
+        s.at("first_index").get<std::size_t>(), when);
     return out;
+  }
+  if (!poisoned.is_null()) {
+    out.poisoned = poisoned_launches_from_json(poisoned);
+    if (auto why = output_dependence(*out.poisoned, copy_bytes_per_second)) {
+      out.reason = reason_code::stale_in_timing;
+      out.message = "timing: " + *why;
+      return out;
+    }
   }
   timing_samples samples;
   samples.mode = parse_timing_mode(t.at("mode").get<std::string>()).value_or(timing_mode::hot);

@@ -12,6 +12,7 @@
 
 #include "benchmarking/correctness_check.hpp"
 #include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/output_dependence.hpp"
 #include "benchmarking/reason_code.hpp"
 #include "core/mapped_file.hpp"
 #include "tasks/reference.hpp"
@@ -83,6 +84,7 @@ struct timing_outcome {
   reason_code reason = reason_code::none;
   std::string message;
   std::optional<timing_samples> timing;
+  std::optional<poisoned_launches> poisoned;  // hot and graph mode
   double wall_s = 0.0;
   nlohmann::json profile;  // worker_answer::profile
 };
@@ -93,6 +95,7 @@ struct worker_answer {
   reason_code ended = reason_code::none;  // timeout or crash, when result is null
   std::string why;                        // the same in words, with the worker's last step
   double wall_s = 0.0;                    // [seconds]
+  int exit_code = -1;                     // the process's, when it exited
   // [milliseconds] where the wall time went, by the worker's steps ("context", "run", ...);
   // "process" is what the worker did not see: starting and ending the process.
   nlohmann::json profile = nlohmann::json::object();
@@ -102,17 +105,24 @@ struct worker_answer {
 struct worker_launcher {
   std::filesystem::path executable;
   std::filesystem::path dir;
-  // Runs the request in a supervised child.
-  [[nodiscard]] worker_answer run(const worker_request& request,
-                                  std::chrono::milliseconds deadline) const;
+  // Runs the request in a supervised child; `wrapper` (a program and its arguments, such as
+  // compute-sanitizer's) runs the worker under it.
+  [[nodiscard]] worker_answer run(const worker_request& request, std::chrono::milliseconds deadline,
+                                  const std::vector<std::string>& wrapper = {}) const;
 };
 
-// Runs every check of one variant in a worker and judges what it produced.
+// Runs every check of one variant in a worker and judges what it produced. A check that faults
+// on an illegal address runs once more with its guards mapped, to name the write.
 gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_request request,
                       const worker_launcher& launcher, std::chrono::milliseconds deadline);
 
-// Times one variant that passed the gate, in a fresh worker, and checks a timed launch's output.
+// Times one variant that passed the gate, in a fresh worker, and checks that the timed launches
+// did the work: their outputs (one sample's, every sample's in cold mode, and launches on
+// poisoned outputs after the timing) against the checked output, and their device time on
+// poisoned outputs against the time on outputs that already hold the answer, within what the
+// cache explains at `copy_bytes_per_second`.
 timing_outcome run_timing(const gate_data& data, worker_request request,
-                          const worker_launcher& launcher, std::chrono::milliseconds deadline);
+                          const worker_launcher& launcher, std::chrono::milliseconds deadline,
+                          double copy_bytes_per_second);
 
 }  // namespace blaster

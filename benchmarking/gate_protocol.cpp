@@ -24,7 +24,8 @@ std::vector<buffer_slot> slots_from(const nlohmann::json& j) {
 }
 
 worker_phase phase_from(std::string_view name) {
-  for (worker_phase p : {worker_phase::probe, worker_phase::gate, worker_phase::time}) {
+  for (worker_phase p :
+       {worker_phase::probe, worker_phase::gate, worker_phase::time, worker_phase::locate}) {
     if (to_string(p) == name) return p;
   }
   BLASTER_THROW("unknown worker phase \"{}\"", name);
@@ -40,6 +41,8 @@ std::string_view to_string(worker_phase phase) {
       return "gate";
     case worker_phase::time:
       return "time";
+    case worker_phase::locate:
+      return "locate";
   }
   return "?";
 }
@@ -79,18 +82,36 @@ cuda::device_properties device_properties_from_json(const nlohmann::json& d) {
   return p;
 }
 
-nlohmann::json to_json(const copy_bandwidth& c) {
+nlohmann::json to_json(const bandwidth_ceiling& c) {
   return {{"bytes_per_second", c.bytes_per_second},
           {"bytes_moved", c.bytes_moved},
           {"time_us", c.time_us},
-          {"config", c.config}};
+          {"config", c.config},
+          {"spread", c.spread}};
 }
 
-copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& c) {
+bandwidth_ceiling bandwidth_ceiling_from_json(const nlohmann::json& c) {
   return {.bytes_per_second = c.at("bytes_per_second").get<double>(),
           .bytes_moved = c.at("bytes_moved").get<std::int64_t>(),
           .time_us = c.at("time_us").get<double>(),
-          .config = c.at("config").get<std::string>()};
+          .config = c.at("config").get<std::string>(),
+          .spread = c.value("spread", 0.0)};
+}
+
+nlohmann::json to_json(const memory_ceilings& m) {
+  return {{"copy", to_json(m.copy)},
+          {"read", to_json(m.read)},
+          {"write", to_json(m.write)},
+          {"l2", to_json(m.l2)},
+          {"peak_bytes_per_second", m.peak_bytes_per_second}};
+}
+
+memory_ceilings memory_ceilings_from_json(const nlohmann::json& m) {
+  return {.copy = bandwidth_ceiling_from_json(m.at("copy")),
+          .read = bandwidth_ceiling_from_json(m.at("read")),
+          .write = bandwidth_ceiling_from_json(m.at("write")),
+          .l2 = bandwidth_ceiling_from_json(m.at("l2")),
+          .peak_bytes_per_second = m.at("peak_bytes_per_second").get<double>()};
 }
 
 nlohmann::json to_json(const matrix_rate& m) {
@@ -163,10 +184,19 @@ nlohmann::json to_json(const worker_request& r) {
           {"outputs_base", r.outputs_base},
           {"determinism_runs", r.determinism_runs},
           {"canary_pattern", r.canary_pattern},
+          {"poison_seed", r.poison_seed},
           {"canary_bytes", r.canary_bytes},
+          {"guard_bytes", r.guard_bytes},
           {"timed_check", r.timed_check},
           {"timing", to_json(r.timing)},
-          {"spot_seed", r.spot_seed}};
+          {"spot_seed", r.spot_seed},
+          {"compile",
+           {{"timeout_ms", r.compile.timeout.count()},
+            {"memory_bytes", r.compile.memory_bytes},
+            {"max_source_bytes", r.compile.max_source_bytes},
+            {"max_launches", r.compile.max_launches},
+            {"max_variants", r.compile.max_variants},
+            {"executable", r.compile.executable.string()}}}};
 }
 
 worker_request worker_request_from_json(const nlohmann::json& j) {
@@ -189,10 +219,19 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   r.outputs_base = j.at("outputs_base").get<std::size_t>();
   r.determinism_runs = j.at("determinism_runs").get<int>();
   r.canary_pattern = j.at("canary_pattern").get<std::uint32_t>();
+  r.poison_seed = j.at("poison_seed").get<std::uint64_t>();
   r.canary_bytes = j.at("canary_bytes").get<std::size_t>();
+  r.guard_bytes = j.at("guard_bytes").get<std::size_t>();
   r.timed_check = j.at("timed_check").get<std::size_t>();
   r.timing = timing_options_from_json(j.at("timing"));
   r.spot_seed = j.at("spot_seed").get<std::uint64_t>();
+  const nlohmann::json& compile = j.at("compile");
+  r.compile.timeout = std::chrono::milliseconds(compile.at("timeout_ms").get<std::int64_t>());
+  r.compile.memory_bytes = compile.at("memory_bytes").get<std::uint64_t>();
+  r.compile.max_source_bytes = compile.at("max_source_bytes").get<std::uint64_t>();
+  r.compile.max_launches = compile.at("max_launches").get<std::size_t>();
+  r.compile.max_variants = compile.at("max_variants").get<std::size_t>();
+  r.compile.executable = compile.at("executable").get<std::string>();
   return r;
 }
 

@@ -6,6 +6,7 @@
 // where, and one {"result": ...} at the end. Large data never crosses the channel: inputs and
 // outputs live in two mapped files whose layout the request gives.
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -13,10 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/launch_floor.hpp"
 #include "benchmarking/matrix_rate.hpp"
+#include "benchmarking/memory_ceilings.hpp"
+#include "core/compile_sandbox.hpp"
 #include "core/cuda_context.hpp"
 
 namespace blaster {
@@ -39,9 +41,10 @@ struct gate_check {
 };
 
 enum class worker_phase {
-  probe,  // the device's properties and copy bandwidth
-  gate,   // every check, outputs into the outputs file
-  time,   // the timing of one check's inputs, and the stale-output check
+  probe,   // the device's properties and memory ceilings
+  gate,    // every check, outputs into the outputs file
+  time,    // the timing of one check's inputs, and the stale-output checks
+  locate,  // one check again, its guards mapped: where a fault of the gate wrote
 };
 
 struct worker_request {
@@ -61,17 +64,26 @@ struct worker_request {
   std::size_t outputs_base = 0;
   int determinism_runs = 5;
   std::uint32_t canary_pattern = 0;  // drawn per run: a kernel cannot know what to write back
+  std::uint64_t poison_seed = 0;     // drawn per run: the outputs' poison_pattern
   std::size_t canary_bytes = 4096;   // [bytes] before and after every buffer
-  std::size_t timed_check = 0;       // time phase: the check whose inputs and outputs it uses
+  // [bytes] unmapped address space on each side of every buffer's canaries; the locate phase
+  // maps it as canaries instead.
+  std::size_t guard_bytes = std::size_t{64} << 20U;
+  std::size_t timed_check = 0;  // time and locate phases: the check whose inputs they use
   timing_options timing;
   std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
+  // The parent's limits: the worker reloads the variant under the same ones, so that a limit a
+  // flag raised does not reject there what the parent accepted.
+  compile_limits compile;
 };
 
 // What the probe reports, as the worker sends it and the report keeps it.
 nlohmann::json to_json(const cuda::device_properties& device);
 cuda::device_properties device_properties_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const copy_bandwidth& copy);
-copy_bandwidth copy_bandwidth_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const bandwidth_ceiling& ceiling);
+bandwidth_ceiling bandwidth_ceiling_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const memory_ceilings& ceilings);
+memory_ceilings memory_ceilings_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const matrix_rate& rate);
 matrix_rate matrix_rate_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const launch_floors& floors);

@@ -8,17 +8,19 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
 #include "benchmarking/candidate.hpp"
-#include "benchmarking/copy_bandwidth.hpp"
 #include "benchmarking/device_compare.hpp"
 #include "benchmarking/gate_protocol.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/l2_flush.hpp"
 #include "benchmarking/launch_floor.hpp"
+#include "benchmarking/memory_ceilings.hpp"
+#include "benchmarking/output_dependence.hpp"
 #include "benchmarking/reason_code.hpp"
 #include "benchmarking/sm_clock_probe.hpp"
 #include "core/cas_store.hpp"
@@ -29,6 +31,7 @@
 #include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 #include "core/file_io.hpp"
+#include "core/guarded_buffer.hpp"
 #include "core/mapped_file.hpp"
 #include "core/sha256.hpp"
 #include "core/worker_process.hpp"
@@ -85,58 +88,9 @@ void set_pattern(CUdeviceptr at, std::size_t bytes, std::uint32_t pattern, std::
   }
 }
 
-// A buffer with a canary region before and after it. The padding up to the next 256 bytes
-// belongs to the after-canary: a write there is past the end too.
-class guarded_buffer {
- public:
-  guarded_buffer(std::size_t bytes, std::size_t guard)
-      : bytes_(bytes),
-        guard_(guard),
-        padded_((bytes + 255) / 256 * 256),
-        memory_(guard + padded_ + guard) {}
-
-  [[nodiscard]] CUdeviceptr data() const { return memory_.get() + guard_; }
-  [[nodiscard]] std::size_t bytes() const { return bytes_; }
-
-  void fill_canaries(std::uint32_t pattern, CUstream stream) {
-    set_pattern(memory_.get(), memory_.bytes(), pattern, 4, stream);
-  }
-
-  // The first byte offset, relative to the buffer's start, where a canary changed: negative
-  // before the buffer, at or past bytes() after it.
-  [[nodiscard]] std::optional<long long> changed_canary(std::uint32_t pattern) const {
-    std::vector<std::byte> before(guard_);
-    std::vector<std::byte> after(padded_ - bytes_ + guard_);
-    memory_.download(before, 0);
-    memory_.download(after, guard_ + bytes_);
-    auto expected = [&](std::size_t absolute) {
-      return static_cast<std::byte>((pattern >> (8 * (absolute % 4))) & 0xFFU);
-    };
-    for (std::size_t i = 0; i < before.size(); ++i) {
-      if (before[i] != expected(i))
-        return static_cast<long long>(i) - static_cast<long long>(guard_);
-    }
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      if (after[i] != expected(guard_ + bytes_ + i)) return static_cast<long long>(bytes_ + i);
-    }
-    return std::nullopt;
-  }
-
-  void download(std::span<std::byte> host) const { memory_.download(host, guard_); }
-  void upload(std::span<const std::byte> host, CUstream stream) {
-    memory_.upload_async(host, stream, guard_);
-  }
-
- private:
-  std::size_t bytes_;
-  std::size_t guard_;
-  std::size_t padded_;
-  cuda::device_buffer memory_;
-};
-
 // Everything a check needs on the device: the task's buffers and the plan's scratch.
 struct check_buffers {
-  std::map<std::string, guarded_buffer, std::less<>> buffers;
+  std::map<std::string, cuda::guarded_buffer, std::less<>> buffers;
   std::map<std::string, CUdeviceptr, std::less<>> pointers;
   std::map<std::string, dtype, std::less<>> output_types;  // outputs and scratch, to poison
 };
@@ -156,6 +110,8 @@ struct worker_context {
   std::optional<cuda::module> module;
   mapped_file inputs;
   mapped_file outputs;
+  // Draws each buffer's jitter: where its guard ends and its data begins is new every time.
+  std::mt19937_64 placement{std::random_device{}()};
   // Host memory for what is downloaded only to be compared, kept across checks: a fresh
   // vector would be zero-filled and paged in for every download.
   std::vector<std::byte> host;
@@ -165,12 +121,18 @@ struct worker_context {
   }
 };
 
-check_buffers allocate_check(worker_context& w, const gate_check& check,
-                             const resolved_plan& plan) {
+// Every buffer between unmapped guards, with canaries of `canary_bytes` inside them (the
+// request's, or the whole guard where a fault is being located).
+check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
+                             std::size_t canary_bytes) {
   const task_case& c = w.task.find_case(check.case_name);
   check_buffers out;
-  auto add = [&](const std::string& name, std::size_t bytes) -> guarded_buffer& {
-    auto [it, inserted] = out.buffers.try_emplace(name, bytes, w.request.canary_bytes);
+  std::uniform_int_distribution<std::size_t> jitter(0, 31);
+  auto add = [&](const std::string& name, std::size_t bytes) -> cuda::guarded_buffer& {
+    const cuda::guard_layout layout{.canary_bytes = canary_bytes,
+                                    .guard_bytes = w.request.guard_bytes,
+                                    .jitter_granules = jitter(w.placement)};
+    auto [it, inserted] = out.buffers.try_emplace(name, w.context.device(), bytes, layout);
     it->second.fill_canaries(w.request.canary_pattern, w.stream.get());
     out.pointers[name] = it->second.data();
     return it->second;
@@ -185,17 +147,50 @@ check_buffers allocate_check(worker_context& w, const gate_check& check,
   }
   // In stream order: the canaries first, then the inputs in the middle of them.
   for (const auto& slot : check.inputs) {
-    out.buffers.at(slot.buffer).upload(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
+    out.buffers.at(slot.buffer)
+        .upload_async(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
   }
   return out;
 }
 
+check_buffers allocate_check(worker_context& w, const gate_check& check,
+                             const resolved_plan& plan) {
+  return allocate_check(w, check, plan, w.request.canary_bytes);
+}
+
+// Outputs and scratch get the run's poison pattern, which no kernel can know in advance.
 void poison(worker_context& w, check_buffers& b) {
   for (const auto& [name, type] : b.output_types) {
-    const guarded_buffer& buffer = b.buffers.at(name);
+    const cuda::guarded_buffer& buffer = b.buffers.at(name);
     const std::size_t width = size_of(type) == 2 ? 2 : (buffer.bytes() % 4 == 0 ? 4 : 1);
-    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type), width, w.stream.get());
+    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed), width,
+                w.stream.get());
   }
+}
+
+// [bytes] what poison() writes: every output and scratch buffer of a set.
+std::size_t poisoned_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& [name, type] : b.output_types) bytes += b.buffers.at(name).bytes();
+  return bytes;
+}
+
+// [bytes] every buffer of a set: what one run of the plan keeps in memory.
+std::size_t footprint_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& [name, buffer] : b.buffers) bytes += buffer.bytes();
+  return bytes;
+}
+
+// The canaries that changed, each with its buffer and byte offset.
+json changed_canaries(const worker_context& w, const check_buffers& b) {
+  json canaries = json::array();
+  for (const auto& [name, buffer] : b.buffers) {
+    if (auto offset = buffer.changed_canary(w.request.canary_pattern)) {
+      canaries.push_back({{"buffer", name}, {"byte_offset", *offset}, {"bytes", buffer.bytes()}});
+    }
+  }
+  return canaries;
 }
 
 // Every fill and upload goes on the harness's stream, in order; waiting for it here makes the
@@ -228,6 +223,7 @@ json run_check(worker_context& w, std::size_t index) {
   const task_case& c = w.task.find_case(check.case_name);
   step("resolve", index);
   const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  check_device_limits(plan, *w.variant, w.context.properties(), w.candidate.file.string());
   step("allocate", index);
   check_buffers buffers = allocate_check(w, check, plan);
   poison(w, buffers);
@@ -265,13 +261,7 @@ json run_check(worker_context& w, std::size_t index) {
 
   // What the kernels left outside their outputs, after every run.
   step("inspect", index);
-  json canaries = json::array();
-  for (const auto& [name, buffer] : buffers.buffers) {
-    if (auto offset = buffer.changed_canary(w.request.canary_pattern)) {
-      canaries.push_back({{"buffer", name}, {"byte_offset", *offset}, {"bytes", buffer.bytes()}});
-    }
-  }
-  result["canaries"] = canaries;
+  result["canaries"] = changed_canaries(w, buffers);
   json inputs = json::array();
   for (const auto& slot : check.inputs) {
     const auto uploaded = w.inputs.slice(slot.offset, slot.bytes);
@@ -336,13 +326,20 @@ json account(const kernel_recorder& recorder, const resolved_plan& plan, const t
 // How many buffer sets a rotating timing needs so that the sets of one sample span twice the
 // L2: a launch then finds none of its inputs left in the cache by the launches before it.
 int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
-  std::size_t bytes = 0;
-  for (const auto& [name, buffer] : one.buffers) bytes += buffer.bytes();
+  const std::size_t bytes = footprint_bytes(one);
   const auto wanted =
       (2 * static_cast<std::size_t>(l2_bytes) + bytes - 1) / std::max<std::size_t>(bytes, 1);
-  constexpr std::size_t most = 1024;  // beyond this the sets are tiny and launches dominate
+  // Beyond this the sets are tiny and launches dominate; and each buffer maps at least one
+  // allocation granule of its own.
+  constexpr std::size_t most = 256;
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
+
+// Launches after which nothing of the output may be left from before: each preceded by a write
+// of the run's poison over the outputs (poisoned), or by a write of as many bytes to a buffer of
+// its own (control), so that both meet the same state of the caches and only the outputs differ.
+// A kernel whose work depends on what its outputs hold is slower when they hold poison.
+constexpr int poisoned_pairs = 10;
 
 json run_timing(worker_context& w) {
   const std::size_t index = w.request.timed_check;
@@ -350,9 +347,10 @@ json run_timing(worker_context& w) {
   const task_case& c = w.task.find_case(check.case_name);
   const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
   const auto& device = w.context.properties();
+  const timing_mode mode = w.request.timing.mode;
   std::vector<check_buffers> sets;
   sets.push_back(allocate_check(w, check, plan));
-  const bool rotate = w.request.timing.rotate_buffers && w.request.timing.mode != timing_mode::cold;
+  const bool rotate = w.request.timing.rotate_buffers && mode != timing_mode::cold;
   const int copies = rotate ? rotation_copies(sets.front(), device.l2_bytes) : 1;
   while (static_cast<int>(sets.size()) < copies) sets.push_back(allocate_check(w, check, plan));
   std::vector<launch_sequence> launches;
@@ -376,39 +374,51 @@ json run_timing(worker_context& w) {
   }
   settle(w);
 
-  // Does the last launch on each of the first `used` sets reproduce the output the gate checked?
+  // Does the last launch on set k reproduce the output the gate checked?
+  auto stale_set = [&](std::size_t k) -> json {
+    for (const auto& slot : check.outputs) {
+      if (auto d = compare(sets[k].buffers.at(slot.buffer).data(), gated.at(slot.buffer).get(),
+                           slot.bytes, width_of(w, slot.buffer), w.stream)) {
+        return {{"buffer", slot.buffer},
+                {"copy", k},
+                {"first_index", d->first},
+                {"differing_elements", d->count}};
+      }
+    }
+    return nullptr;
+  };
+  // ... and on each of the first `used` sets?
   auto stale = [&](std::size_t used) -> json {
     for (std::size_t k = 0; k < std::min(used, sets.size()); ++k) {
-      for (const auto& slot : check.outputs) {
-        if (auto d = compare(sets[k].buffers.at(slot.buffer).data(), gated.at(slot.buffer).get(),
-                             slot.bytes, width_of(w, slot.buffer), w.stream)) {
-          return {{"buffer", slot.buffer},
-                  {"copy", k},
-                  {"first_index", d->first},
-                  {"differing_elements", d->count}};
-        }
-      }
+      if (json d = stale_set(k); !d.is_null()) return d;
     }
     return nullptr;
   };
   auto poison_all = [&] {
     for (auto& set : sets) poison(w, set);
   };
-  // The sample whose output is checked is drawn from a seed the kernel cannot see; its outputs
-  // are poisoned first, outside the timed region, so that only its own launches can fill them.
-  // Among the samples that always run (the budget may stop the rest).
+  // Cold mode poisons the outputs before every launch and checks every launch's output: a
+  // single launch has nothing of its own to find there. Hot and graph modes check one sample,
+  // drawn from a seed the kernel cannot see, among the samples that always run (the budget may
+  // stop the rest); its outputs are poisoned first, outside the timed region, so that only its
+  // own launches can fill them.
+  const bool every = mode == timing_mode::cold;
   const int always =
       std::max(1, std::min(w.request.timing.max_samples, w.request.timing.min_samples));
   const int spot_sample =
-      static_cast<int>(w.request.spot_seed % static_cast<std::uint64_t>(always));
+      every ? 0 : static_cast<int>(w.request.spot_seed % static_cast<std::uint64_t>(always));
   json spot_result = nullptr;
-  const spot_check spot{.sample = spot_sample, .before = poison_all, .after = [&](int inner) {
-                          spot_result = stale(static_cast<std::size_t>(inner));
-                        }};
+  int checked_samples = 0;
+  int spot_failed_sample = -1;
+  const spot_check spot{
+      .sample = spot_sample, .every_sample = every, .before = poison_all, .after = [&](int inner) {
+        ++checked_samples;
+        if (!spot_result.is_null()) return;
+        spot_result = stale(static_cast<std::size_t>(inner));
+        if (!spot_result.is_null()) spot_failed_sample = checked_samples - 1;
+      }};
   std::optional<l2_flush> flush;
-  if (w.request.timing.mode == timing_mode::cold) {
-    flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
-  }
+  if (mode == timing_mode::cold) flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
   const sm_clock_probe clock(w.request.arch, &*w.cache);
   kernel_recorder recorder({std::string(sm_clock_probe::kernel_name),
                             std::string(l2_flush::kernel_name),
@@ -423,6 +433,46 @@ json run_timing(worker_context& w) {
   const timing_samples timing =
       time_kernel(enqueue, w.stream, w.request.timing, environment, &spot);
   const json activity = account(recorder, plan, timing);
+
+  // Hot and graph: poisoned launches against control launches, each timed alone on the device.
+  json poisoned = nullptr;
+  if (mode != timing_mode::cold) {
+    step("poisoned launches");
+    cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
+    const bool recorded = recorder.start();
+    cuda::event start;
+    cuda::event stop;
+    auto one_launch_us = [&](std::size_t k) {
+      start.record(w.stream);
+      enqueue(w.stream.get(), static_cast<int>(k));
+      stop.record(w.stream);
+      const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
+      if (!recorded) return event_us;
+      w.stream.synchronize();
+      return recorder.take_us();
+    };
+    std::vector<double> control_us;
+    std::vector<double> poisoned_us;
+    json launch_stale = nullptr;
+    for (int i = 0; i < poisoned_pairs; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i) % sets.size();
+      elsewhere.fill_u32(w.request.canary_pattern, w.stream.get());
+      control_us.push_back(one_launch_us(k));
+      poison(w, sets[k]);
+      poisoned_us.push_back(one_launch_us(k));
+      if (launch_stale.is_null()) launch_stale = stale_set(k);
+    }
+    recorder.stop();
+    poisoned = to_json(poisoned_launches{
+        .source = recorded ? "CUPTI kernel time" : "CUDA events",
+        .control_us = control_us,
+        .poisoned_us = poisoned_us,
+        .hot_us = timing.kernel_us,
+        .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
+        .poisoned_bytes = static_cast<std::int64_t>(poisoned_bytes(sets.front())),
+        .l2_bytes = device.l2_bytes});
+    poisoned["stale"] = launch_stale;
+  }
   // And once more after the last sample, one launch on poisoned outputs.
   poison_all();
   enqueue(w.stream.get(), 0);
@@ -440,15 +490,38 @@ json run_timing(worker_context& w) {
           {"taken", timing.taken},
           {"discarded", timing.discarded},
           {"mean_clock_mhz", timing.mean_clock_mhz},
-          {"spot_sample", spot_sample},
+          {"spot_sample", every ? spot_failed_sample : spot_sample},
+          {"spot_every_sample", every},
+          {"checked_samples", checked_samples},
           {"spot_stale", spot_result},
           {"final_stale", final_result},
+          {"poisoned_launches", poisoned},
           {"activity", activity}};
+}
+
+// A check run again with its guards mapped and filled with canaries, after its first run
+// faulted: the fault is then a write that lands in them (its buffer and offset found), or an
+// access beyond every guard, or a read.
+json run_locate(worker_context& w) {
+  const std::size_t index = w.request.timed_check;
+  const gate_check& check = w.request.checks.at(index);
+  const task_case& c = w.task.find_case(check.case_name);
+  const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  step("allocate", index);
+  check_buffers buffers = allocate_check(w, check, plan, w.request.guard_bytes);
+  poison(w, buffers);
+  settle(w);
+  const launch_sequence launches(plan, *w.module, buffers.pointers);
+  step("run 1", index);
+  launches.enqueue(w.stream.get());
+  w.stream.synchronize();
+  step("inspect", index);
+  return {{"check", index}, {"canaries", changed_canaries(w, buffers)}};
 }
 
 json run_probe(const cuda::context& context, const cuda::stream& stream) {
   return {{"device", to_json(context.properties())},
-          {"copy", to_json(measure_copy_bandwidth(context, stream, nullptr))},
+          {"memory", to_json(measure_memory_ceilings(context, stream, nullptr))},
           {"matrix", to_json(measure_matrix_rate(context, stream, nullptr))},
           {"launch_floors", to_json(measure_launch_floors(context, stream, nullptr))}};
 }
@@ -459,7 +532,8 @@ void load_variant(worker_context& w) {
   const worker_request& r = w.request;
   w.cas.emplace(r.home / "cas");
   w.cache.emplace(r.home / "cache", *w.cas);
-  w.candidate = load_candidate(r.candidate_file, r.arch, &*w.cache);
+  w.candidate =
+      load_candidate(r.candidate_file, r.arch, &*w.cache, r.compile, common_headers_folder(r.root));
   if (sha256_hex(w.candidate.source) != r.source_sha256) {
     BLASTER_INPUT_ERROR("{} changed while it was being evaluated", r.candidate_file.string());
   }
@@ -478,9 +552,11 @@ int run_gate_worker(const std::filesystem::path& request_file) {
   // Which check was running when something failed: the evidence names it.
   std::optional<std::size_t> current;
   json checks = json::array();  // the checks finished before a failure are still evidence
-  auto fail = [&](reason_code reason, const std::string& message) {
+  auto fail = [&](reason_code reason, const std::string& message,
+                  std::optional<CUresult> code = std::nullopt) {
     json failure = {{"reason", to_string(reason)}, {"message", message}};
     if (current) failure["check"] = *current;
+    if (code) failure["cuda_error"] = cuda::error_name(*code);
     send({{"result", {{"failure", failure}, {"checks", checks}}}});
     return 0;
   };
@@ -508,6 +584,11 @@ int run_gate_worker(const std::filesystem::path& request_file) {
       send({{"result", {{"timing", run_timing(w)}}}});
       return 0;
     }
+    if (request.phase == worker_phase::locate) {
+      current = request.timed_check;
+      send({{"result", {{"located", run_locate(w)}}}});
+      return 0;
+    }
     for (std::size_t i = 0; i < request.checks.size(); ++i) {
       current = i;
       checks.push_back(run_check(w, i));
@@ -518,7 +599,7 @@ int run_gate_worker(const std::filesystem::path& request_file) {
     send({{"result", {{"unavailable", e.what()}}}});
     return 0;
   } catch (const cuda::cuda_error& e) {
-    return fail(reason_for_cuda_error(e.code()), e.what());
+    return fail(reason_for_cuda_error(e.code()), e.what(), e.code());
   } catch (const input_error& e) {
     return fail(reason_code::plan_error, e.what());
   } catch (const std::exception& e) {

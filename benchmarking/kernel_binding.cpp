@@ -10,8 +10,9 @@
 namespace blaster {
 namespace {
 
-// What a Hopper block may use; the driver checks the exact device again at launch.
+// What a Hopper block may use; check_device_limits holds a plan against the exact device.
 constexpr std::int64_t max_threads_per_block = 1024;
+constexpr std::int64_t max_block_z = 64;
 constexpr std::int64_t max_dynamic_shared_bytes = 227 * 1024;
 
 std::string_view kind_name(arg_kind kind) {
@@ -113,10 +114,11 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
                 fmt::format("grid dimension {} is {} for case {} ({}); it must be in [1, {}]",
                             "xyz"[d], g, c.name, task.describe(c), grid_limit));
       }
-      if (b < 1 || b > max_threads_per_block) {
+      const std::int64_t block_limit = d == 2 ? max_block_z : max_threads_per_block;
+      if (b < 1 || b > block_limit) {
         fail_at(file, step.block[d].where,
                 fmt::format("block dimension {} is {}; it must be in [1, {}]", "xyz"[d], b,
-                            max_threads_per_block));
+                            block_limit));
       }
       threads *= b;
       launch.grid[d] = static_cast<unsigned>(g);
@@ -306,6 +308,35 @@ void launch_sequence::enqueue(CUstream stream) const {
     cuda::check(
         api.cuLaunchKernelEx(&config, b.function, const_cast<void**>(b.pointers.data()), nullptr),
         fmt::format("launching {}", b.kernel));
+  }
+}
+
+void check_device_limits(const resolved_plan& plan, const candidate_variant& variant,
+                         const cuda::device_properties& device, std::string_view file) {
+  for (const auto& launch : plan.launches) {
+    int static_shared = 0;
+    for (const auto& k : variant.resources) {
+      if (k.lowered_name == launch.lowered) static_shared = std::max(k.shared_bytes, 0);
+    }
+    const auto threads =
+        static_cast<std::int64_t>(launch.block[0]) * launch.block[1] * launch.block[2];
+    if (threads > device.max_threads_per_block) {
+      BLASTER_INPUT_ERROR(
+          "{}: {} is launched with blocks of {} threads; the {} runs at most {} (a limit of the "
+          "device, which no flag raises)",
+          file, launch.kernel, threads, device.name, device.max_threads_per_block);
+    }
+    const std::int64_t shared =
+        static_cast<std::int64_t>(static_shared) +
+        std::max<std::int64_t>(launch.shared_bytes, plan.max_dynamic_shared_bytes);
+    if (device.max_shared_per_block_optin_bytes > 0 &&
+        shared > device.max_shared_per_block_optin_bytes) {
+      BLASTER_INPUT_ERROR(
+          "{}: {} asks for {} bytes of shared memory per block ({} static, {} dynamic); the {} "
+          "gives a block at most {} (a limit of the device, which no flag raises)",
+          file, launch.kernel, shared, static_shared, shared - static_shared, device.name,
+          device.max_shared_per_block_optin_bytes);
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "benchmarking/candidate.hpp"
+#include "core/cuda_context.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {
@@ -59,6 +60,12 @@ struct resolved_plan {
 // parameters. Every problem is an input_error pointing into the candidate file.
 resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& variant,
                            const task_spec& task, const task_case& c);
+
+// The plan against the device it is about to run on: threads per block, and static plus dynamic
+// shared memory per block. Each problem is an input_error (a plan_error) naming the device's
+// limit.
+void check_device_limits(const resolved_plan& plan, const candidate_variant& variant,
+                         const cuda::device_properties& device, std::string_view file);
 
 // The resolved plan bound to a loaded module and device buffers, ready to enqueue again and
 // again. The constructor checks the argument sizes once more against the driver's view of

@@ -107,7 +107,7 @@ timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stre
   for (int s = 0; !criterion.done(); ++s) {
     // The spot check's poisoning and download are the harness's cost, not sampling: they stay
     // out of the budget, or a case of gigabytes would stop after a sample or two.
-    const bool spotted = spot != nullptr && spot->sample == s;
+    const bool spotted = spot != nullptr && (spot->every_sample || spot->sample == s);
     if (spotted && spot->before) spot->before();
     const auto began = steady::now();
     const double event_us = sample_ms() * 1000.0 / out.inner;

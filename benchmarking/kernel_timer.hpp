@@ -68,15 +68,17 @@ struct timing_samples {
   double activity_event_us = 0.0;  // [microseconds]
   int observed_runs = 0;
   std::vector<std::pair<std::string, int>> kernels;  // name, executions observed
-  std::map<std::string, double> kernel_us_by_name;  // [microseconds] per run of the plan
+  std::map<std::string, double> kernel_us_by_name;   // [microseconds] per run of the plan
   std::string activity_error;
 };
 
-// One sample whose output is checked after it ran: `before` is called ahead of the sample's
-// start event, so that what it enqueues (poisoning the outputs) stays outside the timed region;
-// `after` once the sample's stop event has completed, with the sample's launch count.
+// One sample whose output is checked after it ran, or every sample: `before` is called ahead of
+// the sample's start event (and of cold mode's L2 flush), so that what it enqueues (poisoning
+// the outputs) stays outside the timed region; `after` once the sample's stop event has
+// completed, with the sample's launch count.
 struct spot_check {
   int sample = -1;
+  bool every_sample = false;
   std::function<void()> before;
   std::function<void(int inner)> after;
 };

@@ -8,7 +8,7 @@
 namespace blaster {
 namespace {
 
-constexpr std::array<std::pair<reason_code, std::string_view>, 13> names = {{
+constexpr std::array<std::pair<reason_code, std::string_view>, 15> names = {{
     {reason_code::none, ""},
     {reason_code::compile_error, "compile_error"},
     {reason_code::plan_error, "plan_error"},
@@ -22,6 +22,8 @@ constexpr std::array<std::pair<reason_code, std::string_view>, 13> names = {{
     {reason_code::input_modified, "input_modified"},
     {reason_code::nondeterministic, "nondeterministic"},
     {reason_code::stale_in_timing, "stale_in_timing"},
+    {reason_code::impossible_speed, "impossible_speed"},
+    {reason_code::sanitizer_error, "sanitizer_error"},
 }};
 
 }  // namespace

@@ -21,10 +21,13 @@ enum class reason_code {
   wrong_result,         // an element outside atol + rtol*|reference|
   nonfinite,            // NaN or Inf where the reference is finite
   unwritten_output,     // an output element still holds the poison pattern
-  out_of_bounds_write,  // a canary before or after a buffer changed
+  out_of_bounds_write,  // a canary or guard before or after a buffer was written
   input_modified,       // an input buffer differs from what was uploaded
   nondeterministic,     // five runs on the same inputs are not bitwise identical
-  stale_in_timing,      // the output of a timed launch is not the output that was checked
+  stale_in_timing,      // a timed launch did not do the work: its output is not the checked
+                        // one, or it is faster when its output already holds the answer
+  impossible_speed,     // faster than the roofline floor of where its data lives
+  sanitizer_error,      // compute-sanitizer (--sanitize) reported an error
 };
 
 std::string_view to_string(reason_code reason);

@@ -116,9 +116,18 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                report.device->driver_version / 1000, report.device->driver_version % 1000 / 10,
                report.nvrtc, report.blaster_revision);
   }
-  if (report.copy) {
-    fmt::print(out, "copy bandwidth measured by blaster: {:.1f} GB/s ({}) · roofline bytes {}\n",
-               report.copy->bytes_per_second / 1e9, report.copy->config, report.roofline_bytes);
+  if (report.memory) {
+    const memory_ceilings& m = *report.memory;
+    fmt::print(out,
+               "memory ceilings measured by blaster: copy {:.1f} GB/s, read {:.1f}, write {:.1f}, "
+               "L2 {:.1f} (peak {:.1f}) · roofline bytes {} ({})\n",
+               m.copy.bytes_per_second / 1e9, m.read.bytes_per_second / 1e9,
+               m.write.bytes_per_second / 1e9, m.l2.bytes_per_second / 1e9,
+               m.peak_bytes_per_second / 1e9, report.roofline_bytes,
+               report.roofline_mix_known
+                   ? fmt::format("{} read, {} written", report.roofline_read_bytes,
+                                 report.roofline_write_bytes)
+                   : std::string("read and written not stated apart"));
   }
   if (report.matrix) {
     fmt::print(out, "matrix rate measured by blaster: {:.1f} TFLOP/s ({}) · roofline flops {}\n",
@@ -133,6 +142,10 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
       break;
     }
   }
+  if (report.sanitize) {
+    fmt::print(out, "compute-sanitizer on the small cases of every variant that passed: {}\n",
+               report.sanitizer.empty() ? std::string("not run") : report.sanitizer);
+  }
   if (report.floors) {
     fmt::print(out,
                "launch floors (an empty kernel): hot {:.2f} us, cold {:.2f} us, graph {:.2f} us\n",
@@ -142,7 +155,7 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
   fmt::print(
       out, "\n{:<{}}  {:<8}  {:>10}  {:>9}  {:>6}  {:>6}  {:>8}  {:>8}  {:>9}  {:>4}  {:>5}  {}\n",
       "candidate", w, "status", "time us", "kernel us", "noise", "spread", "speedup", "GB/s",
-      "% copy BW", "drop", "MHz", "verdict (95% interval of the speedup)");
+      "% roof", "drop", "MHz", "verdict (95% interval of the speedup)");
   for (const auto& r : report.results) {
     const std::string label = r.baseline ? r.label + " *" : r.label;
     if (r.status == "passed") {
@@ -157,8 +170,8 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                  "{:<{}}  {:<8}  {:>10.2f}  {:>9.2f}  {:>5.2f}%  {:>5.2f}%  {:>8}  {:>8.1f}  "
                  "{:>8.1f}%  {:>4}  {:>5.0f}  {}\n",
                  label, w, r.status, *r.time_us, t.kernel_us, 100.0 * r.max_noise, 100.0 * r.spread,
-                 optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs, *r.roofline_pct,
-                 t.discarded, t.mean_clock_mhz, verdict);
+                 optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs,
+                 100.0 / *r.time_over_floor, t.discarded, t.mean_clock_mhz, verdict);
       // A plan of several kernels: which of them the time goes to.
       if (t.kernel_us_by_name.size() > 1) {
         std::vector<std::string> parts;
@@ -179,7 +192,9 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
              "kernel us: the kernels' own time on the device per launch, from CUPTI over {} (the "
              "first session); noise: "
              "the noisiest session's stddev over mean; spread: max/min - 1 of the session "
-             "medians; drop: samples discarded because the SM clock ran below {:.0f}% of its rated "
+             "medians; % roof: the roofline floor over the time, the floor being the task's bytes "
+             "read and written at the ceilings of that mix, from the L2 as far as the data fits "
+             "there; drop: samples discarded because the SM clock ran below {:.0f}% of its rated "
              "{} MHz; MHz: the mean SM clock of the first session's kept samples. Verdicts need at "
              "least 5 sessions (--confirm); the interval is a paired bootstrap over sessions "
              "(seed {}).",
@@ -190,17 +205,6 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
              report.timing.mode == timing_mode::cold ? "every sample" : "one more sample",
              100.0 * report.timing.min_clock_fraction,
              report.device ? report.device->sm_clock_khz / 1000 : 0, report.bootstrap_seed);
-  // Warm launches of a case smaller than the L2 read it there, not from DRAM.
-  const bool above_copy = std::ranges::any_of(report.results, [](const variant_result& r) {
-    return r.roofline_pct && *r.roofline_pct > 100.0;
-  });
-  if (above_copy && report.timing.mode != timing_mode::cold && !report.timing.rotate_buffers &&
-      report.device && report.roofline_bytes < report.device->l2_bytes) {
-    fmt::print(out,
-               "\nabove 100% of copy bandwidth: the case's {} bytes fit in the {} MB L2, so warm "
-               "launches read them there; --rotate or --mode cold measures DRAM.",
-               report.roofline_bytes, report.device->l2_bytes >> 20);
-  }
   if (report.aa) {
     fmt::print(out, "\nA/A self-check: the baseline against itself {:.4f} ({}within {:.0f}%){}",
                report.aa->ratio, report.aa->within ? "" : "NOT ", 100.0 * report.aa->bound,
@@ -268,6 +272,7 @@ nlohmann::json to_json(const bench_report& report) {
       {"timing", timing_json(report.timing)},
   };
   if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
+  if (report.sanitize) j["sanitizer"] = report.sanitizer;
   if (report.device) j["device"] = to_json(*report.device);
   j["sessions"] = report.sessions;
   j["bootstrap_seed"] = report.bootstrap_seed;
@@ -279,9 +284,14 @@ nlohmann::json to_json(const bench_report& report) {
   if (report.floors) {
     j["launch_floors"] = to_json(*report.floors);
   }
-  if (report.copy) {
-    j["copy_bandwidth"] = to_json(*report.copy);
+  if (report.memory) {
+    j["copy_bandwidth"] = to_json(report.memory->copy);
+    j["memory_ceilings"] = to_json(*report.memory);
   }
+  j["roofline_read_bytes"] = report.roofline_read_bytes;
+  j["roofline_write_bytes"] = report.roofline_write_bytes;
+  j["roofline_mix_known"] = report.roofline_mix_known;
+  j["footprint_bytes"] = report.footprint_bytes;
   if (report.matrix) {
     j["matrix_rate"] = to_json(*report.matrix);
   }
@@ -322,8 +332,14 @@ nlohmann::json to_json(const bench_report& report) {
                            {"kernels", kernels},
                            {"checks", checks},
                            {"source_sha256", r.source_sha256},
+                           {"sources_sha256", r.sources_sha256},
                            {"cubin_sha256", r.cubin_sha256}};
     if (r.reason == reason_code::compile_error) item["nvrtc_log"] = r.log;
+    if (report.sanitize) {
+      nlohmann::json tools = nlohmann::json::array();
+      for (const auto& s : r.sanitizer) tools.push_back(to_json(s));
+      item["sanitizer"] = tools;
+    }
     item["gate_s"] = r.gate_s;
     item["timing_s"] = r.timing_s;
     // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
@@ -335,7 +351,7 @@ nlohmann::json to_json(const bench_report& report) {
                                {"total_s", compile_s + r.gate_s + r.first_timing_s},
                                {"gate_profile_ms", r.gate_profile},
                                {"timing_profile_ms", r.timing_profile}};
-    if (r.timing) {
+    if (r.timing && r.time_us) {
       item["time_us"] = *r.time_us;
       item["session_medians_us"] = r.session_medians_us;
       item["session_spread"] = r.spread;
@@ -368,11 +384,24 @@ nlohmann::json to_json(const bench_report& report) {
                           {"kernels", r.timing->kernels},
                           {"kernel_us_by_name", r.timing->kernel_us_by_name},
                           {"error", r.timing->activity_error}}}};
-      item["bandwidth_gbs"] = *r.bandwidth_gbs;
-      item["copy_bandwidth_pct"] = *r.roofline_pct;
-      item["flops_per_second"] = *r.flops_per_second;
+      auto optional = [](const std::optional<double>& v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+      };
+      item["bandwidth_gbs"] = optional(r.bandwidth_gbs);
+      item["copy_bandwidth_pct"] = optional(r.roofline_pct);
+      item["flops_per_second"] = optional(r.flops_per_second);
       if (r.matrix_rate_pct) item["matrix_rate_pct"] = *r.matrix_rate_pct;
-      item["time_over_floor"] = *r.time_over_floor;
+      item["time_over_floor"] = optional(r.time_over_floor);
+      if (r.floor) {
+        item["roofline"] = {{"level", r.floor->level},
+                            {"bytes", r.floor->bytes},
+                            {"l2_resident_bytes", r.floor->l2_resident_bytes},
+                            {"ceiling_bytes_per_second", r.floor->ceiling_bytes_per_second},
+                            {"floor_us", r.floor->floor_us},
+                            {"uncertainty", r.floor->uncertainty},
+                            {"pct", 100.0 * r.floor->floor_us / *r.time_us}};
+      }
+      if (r.poisoned) item["poisoned_launches"] = to_json(*r.poisoned);
       item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
     }
     results.push_back(std::move(item));

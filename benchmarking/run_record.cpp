@@ -86,8 +86,9 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
   std::optional<std::int64_t> baseline_measurement;
   std::vector<std::pair<std::int64_t, const variant_result*>> measured;
   for (const auto& r : report.results) {
-    if (r.reason == reason_code::plan_error && r.cubin_sha256.empty() && r.log.empty()) {
-      continue;  // the plan did not parse: nothing was compiled
+    if ((r.reason == reason_code::plan_error || r.reason == reason_code::compile_error) &&
+        r.cubin_sha256.empty() && r.log.empty()) {
+      continue;  // the file was refused (its plan, its size, its includes): nothing was compiled
     }
     compilation_record c{.candidate = r.candidate,
                          .variant = r.label,

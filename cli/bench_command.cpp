@@ -5,6 +5,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"
+#include "cli/compile_flags.hpp"
 #include "core/store.hpp"
 
 namespace blaster::cli {
@@ -28,6 +29,8 @@ struct bench_flags {
   bool confirm = false;
   double cooldown_s = 1.0;
   int confirm_best = 0;
+  bool sanitize = false;
+  compile_limit_flags compile;
 };
 
 std::string command_line(const bench_flags& f) {
@@ -41,6 +44,8 @@ std::string command_line(const bench_flags& f) {
   if (f.confirm) line += " --confirm";
   if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
   if (f.confirm_best != 0) line += fmt::format(" --confirm-best {}", f.confirm_best);
+  if (f.sanitize) line += " --sanitize";
+  line += compile_limit_arguments(f.compile);
   return line;
 }
 
@@ -57,8 +62,10 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       "poisoned first, so unwritten elements are caught), then timed on the canonical case: "
       "warm-up, inner loop calibrated to about 1 ms, median of the samples, CUDA events (hot "
       "mode). Speedup is the baseline's time (the task's init.cu) over the candidate's, measured "
-      "in the same run; '% copy BW' is the task's minimal bytes over the time, against the copy "
-      "bandwidth blaster measures on the device at the start of the run.\n\n"
+      "in the same run; '% roof' is the roofline floor over the time: the task's bytes read and "
+      "written at the ceiling of that mix (DRAM, or L2 where the data stays there) that blaster "
+      "measures on the device at the start of the run. A time below the floor by more than the "
+      "ceiling's uncertainty is rejected as impossible_speed.\n\n"
       "Without a GPU every kernel is still compiled; the command then says that correctness and "
       "timing need a GPU and exits with 3.\n\n"
       "Examples:\n"
@@ -123,6 +130,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                   "seconds each evaluation (gate or timing) may take before its process is "
                   "killed (default: twice what the baseline needed, plus 5 s)")
       ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_flag("--sanitize", flags->sanitize,
+                "also run the gate's small cases under compute-sanitizer (memcheck, racecheck, "
+                "initcheck, synccheck) where it is installed; a reported error rejects the "
+                "candidate as sanitizer_error");
+  add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {
     bench_options options;
@@ -143,6 +155,8 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.sessions = flags->confirm ? std::max(5, flags->sessions) : flags->sessions;
     options.cooldown_s = flags->cooldown_s;
     options.confirm_best = flags->confirm_best;
+    options.sanitize = flags->sanitize;
+    options.compile = to_compile_limits(flags->compile);
     options.command = command_line(*flags);
     if (flags->deadline_s) {
       options.deadline =

@@ -3,6 +3,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"
+#include "cli/compile_flags.hpp"
 #include "core/store.hpp"
 
 namespace blaster::cli {
@@ -12,6 +13,7 @@ struct compile_flags {
   std::string task;
   std::vector<std::filesystem::path> candidates;
   std::string arch = "sm_90a";
+  compile_limit_flags compile;
 };
 
 }  // namespace
@@ -26,7 +28,11 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
       "Every params configuration of every launch plan is compiled, and every plan is resolved "
       "on every case of the task, so argument counts and sizes are checked against the compiled "
       "kernels' parameters. A kernel that does not compile shows NVRTC's log. Results are cached "
-      "by the SHA-256 of source, options, architecture and NVRTC version.\n\n"
+      "by the SHA-256 of source, shared headers, options, architecture and NVRTC version.\n\n"
+      "NVRTC runs in a child process under a deadline and a memory cap, and a candidate may "
+      "include only the CUDA toolkit's headers by name and kernels/common/ headers as "
+      "\"common/NAME.cuh\"; anything else, and a source, plan or params space over its limit, "
+      "is refused with the file, the limit and the flag that raises it.\n\n"
       "Exit status: 0 when everything compiled, 2 when a candidate did not.\n\n"
       "Examples:\n"
       "  blaster compile --task rmsnorm\n"
@@ -38,6 +44,7 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
                   "and kernels/<task>/")
       ->check(CLI::ExistingPath);
   cmd->add_option("--arch", flags->arch, "target architecture")->capture_default_str();
+  add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {
     bench_options options;
@@ -46,6 +53,7 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
     options.candidates = flags->candidates;
     options.skip_baseline = !flags->candidates.empty();
     options.arch = flags->arch;
+    options.compile = to_compile_limits(flags->compile);
     store records(resolve_home(global.home));
     const bench_report report = compile_task(options, records);
     if (global.json) {

@@ -9,6 +9,7 @@
 
 #include "benchmarking/gate_worker.hpp"
 #include "cli/commands.hpp"
+#include "core/compile_sandbox.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/revision.hpp"
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
   // Internal: the child process in which the harness runs each candidate's kernels.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") {
     return blaster::run_gate_worker(argv[2]);
+  }
+  // Internal: the child process in which NVRTC compiles one candidate, under the limits.
+  if (argc == 3 && std::string_view(argv[1]) == "__compile") {
+    return blaster::run_compile_child(argv[2]);
   }
   CLI::App app(
       "blaster: compile GPU kernels with NVRTC, reject every candidate that is not correct, time "

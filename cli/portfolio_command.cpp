@@ -6,6 +6,7 @@
 
 #include "benchmarking/bench_runner.hpp"
 #include "cli/commands.hpp"
+#include "cli/compile_flags.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/signature.hpp"
@@ -25,6 +26,8 @@ struct portfolio_flags {
   std::optional<std::filesystem::path> sign;
   std::string arch;
   bool fresh = false;
+  bool no_sanitize = false;
+  compile_limit_flags compile;
 };
 
 nlohmann::json read_pytorch(const std::filesystem::path& file) {
@@ -74,6 +77,10 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
   cmd->add_option("--arch", f->arch, "compile for this target (default: the GPU's)");
   cmd->add_flag("--fresh", f->fresh, "redo every case, whatever an earlier portfolio recorded");
+  cmd->add_flag("--no-sanitize", f->no_sanitize,
+                "skip compute-sanitizer (by default the gate's small cases of every candidate "
+                "also run under memcheck, racecheck, initcheck and synccheck)");
+  add_compile_limit_flags(*cmd, f->compile);
   return [f, &global]() {
     std::optional<ed25519_key> key;
     if (f->sign) key = read_private_key(*f->sign);
@@ -83,7 +90,11 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     options.arch = f->arch;
     options.sessions = f->sessions;
     options.fresh = f->fresh;
-    options.command = "blaster portfolio --suite " + f->suite;
+    options.sanitize = !f->no_sanitize;
+    options.compile = to_compile_limits(f->compile);
+    options.command = "blaster portfolio --suite " + f->suite +
+                      (f->no_sanitize ? " --no-sanitize" : "") +
+                      compile_limit_arguments(f->compile);
     const suite s = load_suite(options.root, f->suite);
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;

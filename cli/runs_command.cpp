@@ -50,7 +50,7 @@ void print_results(const std::vector<stored_result>& results, std::ostream& out)
   std::size_t width = 9;
   for (const auto& r : results) width = std::max(width, label_of(r.result).size());
   fmt::print(out, "{:<{}}  {:<8}  {:>10}  {:>8}  {:>8}  {:>9}\n", "candidate", width, "status",
-             "time us", "speedup", "GB/s", "% copy BW");
+             "time us", "speedup", "GB/s", "% roof");
   for (const auto& stored : results) {
     const result_record& r = stored.result;
     if (r.status == "passed") {
@@ -215,7 +215,7 @@ command_fn add_history_command(CLI::App& app, const global_options& global) {
     }
     fmt::print("{:>5}  {:<19}  {:<{}}  {:<{}}  {:<8}  {:>10}  {:>8}  {:>9}\n", "run",
                "started (UTC)", "device", device_width, "candidate", label_width, "status",
-               "time us", "speedup", "% copy BW");
+               "time us", "speedup", "% roof");
     for (const auto& e : entries) {
       const result_record& r = e.result.result;
       const bool passed = r.status == "passed";

@@ -9,6 +9,7 @@
 #include "core/cas_store.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/sha256.hpp"
 
 namespace blaster {
 
@@ -35,7 +36,7 @@ std::optional<compile_output> compile_cache::find(const std::string& key) const 
     if (entry.at("key").get<std::string>() != key) return std::nullopt;
     out.key = key;
     out.ok = entry.at("ok").get<bool>();
-    out.log = entry.at("log").get<std::string>();
+    out.log = bounded_log(entry.at("log").get<std::string>());
     out.options = entry.at("options").get<std::vector<std::string>>();
     out.lowered_names = entry.at("lowered_names").get<std::map<std::string, std::string>>();
     if (out.ok) {
@@ -69,19 +70,37 @@ void compile_cache::put(const compile_output& output) {
   write_file_atomically(path, entry.dump(1));
 }
 
-compile_output compile_cached(const compile_request& request, compile_cache* cache) {
-  if (cache == nullptr) return compile(request);
+namespace {
+
+// A hit, or the compile `miss` runs, stored when it is worth keeping.
+template <class Compile>
+compile_output cached(const compile_request& request, compile_cache* cache, Compile miss) {
+  if (cache == nullptr) return miss();
   const auto started = std::chrono::steady_clock::now();
   const std::string key = compile_key(request);
   if (auto hit = cache->find(key)) {
+    // What the entry does not hold comes from the request itself.
+    hit->sources_sha256 = sources_sha256(request);
+    for (const auto& h : request.headers) hit->header_sha256[h.name] = sha256_hex(h.content);
     hit->compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
             .count();
     return std::move(*hit);
   }
-  compile_output out = compile(request);
-  cache->put(out);
+  compile_output out = miss();
+  if (out.refusal.empty()) cache->put(out);
   return out;
+}
+
+}  // namespace
+
+compile_output compile_cached(const compile_request& request, compile_cache* cache) {
+  return cached(request, cache, [&] { return compile(request); });
+}
+
+compile_output compile_sandboxed_cached(const compile_request& request, compile_cache* cache,
+                                        const compile_limits& limits) {
+  return cached(request, cache, [&] { return compile_sandboxed(request, limits); });
 }
 
 }  // namespace blaster

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "core/compile_sandbox.hpp"
 #include "core/nvrtc_compiler.hpp"
 
 namespace blaster {
@@ -26,7 +27,15 @@ class compile_cache {
   cas_store& cas_;
 };
 
-// Looks the request up first; compiles and stores on a miss. With no cache, just compiles.
+// The harness's own kernels (trusted source): looks the request up first; compiles in this
+// process and stores on a miss. With no cache, just compiles. Never for a candidate.
 compile_output compile_cached(const compile_request& request, compile_cache* cache);
+
+// A candidate (untrusted source): looks the request up first, so that a hit starts no process;
+// compiles in the compile sandbox (core/compile_sandbox.hpp) on a miss, and stores what NVRTC
+// finished. An outcome the limits decided (a refusal) is not stored: it says nothing of what a
+// compile under other limits would do.
+compile_output compile_sandboxed_cached(const compile_request& request, compile_cache* cache,
+                                        const compile_limits& limits);
 
 }  // namespace blaster

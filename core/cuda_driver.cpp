@@ -86,6 +86,11 @@ std::string driver_unavailable_reason() { return loaded().failure; }
 
 std::string describe(CUresult code) { return describe_with(loaded().api, code); }
 
+std::string error_name(CUresult code) {
+  const std::string text = describe(code);
+  return text.substr(0, text.find(':'));
+}
+
 void check(CUresult code, std::string_view what) {
   if (code != CUDA_SUCCESS) throw cuda_error(code, fmt::format("{}: {}", what, describe(code)));
 }

@@ -40,6 +40,14 @@ namespace blaster::cuda {
   X(cuMemsetD16Async)               \
   X(cuMemsetD32Async)               \
   X(cuMemGetInfo)                   \
+  X(cuMemGetAllocationGranularity)  \
+  X(cuMemAddressReserve)            \
+  X(cuMemAddressFree)               \
+  X(cuMemCreate)                    \
+  X(cuMemRelease)                   \
+  X(cuMemMap)                       \
+  X(cuMemUnmap)                     \
+  X(cuMemSetAccess)                 \
   X(cuModuleLoadData)               \
   X(cuModuleUnload)                 \
   X(cuModuleGetFunction)            \
@@ -96,6 +104,8 @@ std::string driver_unavailable_reason();
 
 // "CUDA_ERROR_OUT_OF_MEMORY: out of memory"
 std::string describe(CUresult code);
+// "CUDA_ERROR_OUT_OF_MEMORY"
+std::string error_name(CUresult code);
 
 // Throws cuda_error "<what>: <describe(code)>" unless code is CUDA_SUCCESS.
 void check(CUresult code, std::string_view what);

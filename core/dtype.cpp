@@ -103,25 +103,62 @@ void store_from_double(dtype type, double value, std::byte* element) {
   }
 }
 
-std::uint32_t poison_pattern(dtype type) {
+namespace {
+
+// splitmix64: one well-mixed 64-bit value per seed.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31U);
+}
+
+// A NaN: a random sign, an exponent of all ones and a random payload, avoiding the payloads
+// arithmetic produces: zero (that is infinity), the quiet bit alone (the host's default NaN) and
+// all ones (the device's canonical NaN).
+std::uint32_t random_nan(std::uint64_t r, int payload_bits, int exponent_bits) {
+  const std::uint32_t all = (1U << payload_bits) - 1U;
+  const std::uint32_t quiet = 1U << (payload_bits - 1);
+  std::uint32_t payload = static_cast<std::uint32_t>(r) & all;
+  for (std::uint64_t next = r; payload == 0 || payload == quiet || payload == all;) {
+    next = mix(next);
+    payload = static_cast<std::uint32_t>(next) & all;
+  }
+  const std::uint32_t sign = static_cast<std::uint32_t>(r >> 40U) & 1U;
+  const std::uint32_t exponent = (1U << exponent_bits) - 1U;
+  return (sign << (payload_bits + exponent_bits)) | (exponent << payload_bits) | payload;
+}
+
+std::uint32_t twice(std::uint32_t half) { return (half << 16U) | half; }
+
+}  // namespace
+
+std::uint32_t poison_pattern(dtype type, std::uint64_t seed) {
+  // Each type its own draw from the one seed.
+  const std::uint64_t r =
+      mix(seed ^ (0xD1B54A32D192ED03ULL * (static_cast<std::uint64_t>(type) + 1)));
   switch (type) {
     case dtype::f16:
-      return 0x7D5B7D5BU;  // NaN, payload 0x15B
+      return twice(random_nan(r, 10, 5));
     case dtype::bf16:
-      return 0x7FA57FA5U;  // NaN, payload 0x25
+      return twice(random_nan(r, 7, 8));
     case dtype::f32:
-      return 0x7FA5A5A5U;  // signalling NaN
-    case dtype::f64:
-      return 0x7FF4A5A5U;  // high word of a NaN, repeated
+      return random_nan(r, 23, 8);
+    case dtype::f64: {
+      // The same word in both halves: the high one, with the exponent's 11 ones and a nonzero
+      // part of the payload, makes the 64-bit element a NaN.
+      std::uint32_t payload = static_cast<std::uint32_t>(r) & 0xFFFFFU;
+      if (payload == 0 || payload == 0x80000U || payload == 0xFFFFFU) payload = 0x5A5A5U;
+      return (static_cast<std::uint32_t>(r >> 40U) & 1U) << 31U | 0x7FF00000U | payload;
+    }
     case dtype::i32:
     case dtype::i64:
-      return 0xA5A5A5A5U;
+      return 0x80000000U | static_cast<std::uint32_t>(r);
   }
   return 0;
 }
 
-bool is_poison(dtype type, const std::byte* element) {
-  const std::uint32_t pattern = poison_pattern(type);
+bool is_poison(dtype type, std::uint32_t pattern, const std::byte* element) {
   std::byte expected[8];
   std::memcpy(expected, &pattern, 4);
   std::memcpy(expected + 4, &pattern, 4);

@@ -19,10 +19,14 @@ bool is_floating(dtype type);
 double load_as_double(dtype type, const std::byte* element);
 void store_from_double(dtype type, double value, std::byte* element);
 
-// The pattern outputs and scratch are filled with before a run: a NaN with a payload that no
-// arithmetic produces for floats, 0xA5 bytes for integers. An element that still holds it was
-// never written. The 32-bit pattern repeats through wider elements; 16-bit types use the low half.
-std::uint32_t poison_pattern(dtype type);
-bool is_poison(dtype type, const std::byte* element);
+// The pattern outputs and scratch are filled with before a run, drawn from a seed the harness
+// draws per run, so that no kernel can know it in advance and test for it. For floats it is a
+// NaN of random sign and payload, never the payloads arithmetic produces (the canonical quiet
+// NaNs of the device and the host), so the unwritten check stays exact: no computed value can
+// equal it. For integers it is a random value with the top bit set; an element that holds it
+// counts as unwritten only where the reference differs from it. The 32-bit pattern repeats
+// through wider elements; 16-bit types use the low half (repeated in the high half).
+std::uint32_t poison_pattern(dtype type, std::uint64_t seed);
+bool is_poison(dtype type, std::uint32_t pattern, const std::byte* element);
 
 }  // namespace blaster

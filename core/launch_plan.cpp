@@ -25,6 +25,15 @@ bool is_identifier_start(char c) {
 bool is_identifier_char(char c) { return is_identifier_start(c) || (c >= '0' && c <= '9'); }
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// Kernel names and param values reach NVRTC's preprocessor (name expressions, -D defines): a
+// new-line there could start a directive of its own.
+bool has_control_character(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7F;
+  });
+}
+
 bool is_identifier(std::string_view s) {
   return !s.empty() && is_identifier_start(s.front()) &&
          std::all_of(s.begin(), s.end(), is_identifier_char);
@@ -227,7 +236,10 @@ class plan_reader {
     }
 
     if (root.contains("scratch")) read_scratch(root.at("scratch"), plan);
-    if (root.contains("params")) read_params(root.at("params"), plan);
+    if (root.contains("params")) {
+      plan.params_where = position(json_begin_ + positions_->key_at(child("", "params")));
+      read_params(root.at("params"), plan);
+    }
     if (root.contains("cooperative")) {
       if (!root.at("cooperative").is_boolean()) {
         fail_value("/cooperative", "\"cooperative\" must be true or false");
@@ -356,6 +368,11 @@ class plan_reader {
       fail_value(kernel_pointer, "\"kernel\" must be a non-empty string naming the kernel");
     }
     out.kernel = kernel.get<std::string>();
+    if (has_control_character(out.kernel)) {
+      fail_value(kernel_pointer,
+                 "\"kernel\" holds a control character such as a new-line; a kernel is named by "
+                 "one line of C++, such as \"rows<VEC>\"");
+    }
     out.where = position(value_offset(kernel_pointer) + 1);
     out.grid = read_dim(step.at("grid"), child(pointer, "grid"), "grid");
     out.block = read_dim(step.at("block"), child(pointer, "block"), "block");
@@ -477,6 +494,12 @@ class plan_reader {
           text = std::to_string(v.get<std::int64_t>());
         } else if (v.is_string() && !v.get_ref<const std::string&>().empty()) {
           text = v.get<std::string>();
+          if (has_control_character(text)) {
+            fail_value(child(pointer, i),
+                       fmt::format("a value of param \"{}\" holds a control character such as a "
+                                   "new-line; values are one line of C++",
+                                   name));
+          }
         } else {
           fail_value(
               child(pointer, i),

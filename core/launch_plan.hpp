@@ -46,6 +46,7 @@ struct launch_plan {
   std::vector<launch_step> launch;                                       // run in order
   std::vector<std::pair<std::string, plan_expression>> scratch;          // name -> [bytes]
   std::vector<std::pair<std::string, std::vector<std::string>>> params;  // declaration order
+  source_position params_where;  // the "params" key, for errors about the whole space
   bool cooperative = false;
   std::optional<dim3_expr> cluster;
   std::optional<plan_expression> max_dynamic_shared_bytes;  // [bytes]

@@ -24,34 +24,57 @@ void check_nvrtc(nvrtcResult status, const char* what) {
 // them. Found once: every compile and every compile key asks.
 const std::vector<std::string>& cuda_include_options() {
   static const std::vector<std::string> options = [] {
-    std::vector<std::filesystem::path> candidates;
-    for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-      if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
-        candidates.emplace_back(std::filesystem::path(value) / "include");
-      }
-    }
-    candidates.emplace_back(BLASTER_CUDA_INCLUDE_DIR);
-    candidates.emplace_back("/usr/local/cuda/include");
-    std::error_code ignored;
-    for (const auto& candidate : candidates) {
-      if (!std::filesystem::exists(candidate / "cuda_fp16.h", ignored)) continue;
-      std::vector<std::string> found = {"-I" + candidate.string()};
-      // CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, under cccl/.
-      if (std::filesystem::is_directory(candidate / "cccl", ignored)) {
-        found.push_back("-I" + (candidate / "cccl").string());
-      }
-      return found;
-    }
-    return std::vector<std::string>();
+    std::vector<std::string> found;
+    for (const auto& dir : cuda_include_dirs()) found.push_back("-I" + dir.string());
+    return found;
   }();
   return options;
 }
 
-// RAII for one nvrtcProgram.
+// The length of the valid UTF-8 sequence at s[i], or 0 where the byte starts none (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// RAII for one nvrtcProgram. The headers are NVRTC's in-memory include files: it looks them up
+// by name before any search path.
 class program {
  public:
-  program(const std::string& source, const std::string& name) {
-    check_nvrtc(nvrtcCreateProgram(&handle_, source.c_str(), name.c_str(), 0, nullptr, nullptr),
+  program(const std::string& source, const std::string& name,
+          const std::vector<header_file>& headers) {
+    std::vector<const char*> contents;
+    std::vector<const char*> names;
+    for (const auto& h : headers) {
+      contents.push_back(h.content.c_str());
+      names.push_back(h.name.c_str());
+    }
+    check_nvrtc(nvrtcCreateProgram(&handle_, source.c_str(), name.c_str(),
+                                   static_cast<int>(headers.size()), contents.data(), names.data()),
                 "nvrtcCreateProgram");
   }
   ~program() { nvrtcDestroyProgram(&handle_); }
@@ -73,6 +96,64 @@ std::string read_output(nvrtcProgram p, SizeFn size_fn, GetFn get_fn, const char
 }
 
 }  // namespace
+
+const std::vector<std::filesystem::path>& cuda_include_dirs() {
+  static const std::vector<std::filesystem::path> dirs = [] {
+    std::vector<std::filesystem::path> candidates;
+    for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
+        candidates.emplace_back(std::filesystem::path(value) / "include");
+      }
+    }
+    candidates.emplace_back(BLASTER_CUDA_INCLUDE_DIR);
+    candidates.emplace_back("/usr/local/cuda/include");
+    std::error_code ignored;
+    for (const auto& candidate : candidates) {
+      if (!std::filesystem::exists(candidate / "cuda_fp16.h", ignored)) continue;
+      std::vector<std::filesystem::path> found = {candidate};
+      // CUDA 13 keeps libcu++ (cuda/std/...), which cooperative_groups.h includes, under cccl/.
+      if (std::filesystem::is_directory(candidate / "cccl", ignored)) {
+        found.push_back(candidate / "cccl");
+      }
+      return found;
+    }
+    return std::vector<std::filesystem::path>();
+  }();
+  return dirs;
+}
+
+std::string bounded_log(std::string_view log) {
+  std::string valid;
+  valid.reserve(log.size());
+  for (std::size_t i = 0; i < log.size();) {
+    const std::size_t length = utf8_sequence_length(log, i);
+    if (length == 0) {
+      valid += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      valid.append(log.substr(i, length));
+      i += length;
+    }
+  }
+  if (valid.size() <= max_log_bytes) return valid;
+  // Cut at line ends where there are any, else at a character's first byte.
+  const auto starts_character = [&](std::size_t at) {
+    return at >= valid.size() || (static_cast<unsigned char>(valid[at]) & 0xC0) != 0x80;
+  };
+  constexpr std::size_t note_room = 200;
+  constexpr std::size_t tail_bytes = 16 * 1024;
+  std::size_t head_end = max_log_bytes - tail_bytes - note_room;
+  if (const auto nl = valid.rfind('\n', head_end - 1); nl != std::string::npos && nl > 0) {
+    head_end = nl + 1;
+  }
+  while (!starts_character(head_end)) --head_end;
+  std::size_t tail_begin = valid.size() - tail_bytes;
+  if (const auto nl = valid.find('\n', tail_begin); nl != std::string::npos) tail_begin = nl + 1;
+  while (!starts_character(tail_begin)) ++tail_begin;
+  return fmt::format("{}[blaster: {} bytes of the log cut here; blaster keeps at most {} KiB]\n{}",
+                     valid.substr(0, head_end), tail_begin - head_end, max_log_bytes / 1024,
+                     valid.substr(tail_begin));
+}
 
 std::string nvrtc_version() {
   int major = 0;
@@ -102,7 +183,7 @@ std::string compile_key(const compile_request& request) {
     hasher.update(fmt::format("{}:", value.size()));
     hasher.update(value);
   };
-  field("blaster-compile-v1");
+  field("blaster-compile-v2");
   field(nvrtc_version());
   field(request.arch);
   // NVRTC writes the file name into the log, the PTX and the cubin.
@@ -112,6 +193,27 @@ std::string compile_key(const compile_request& request) {
   for (const auto& name : request.name_expressions) field(name);
   field("source");
   field(request.source);
+  // The headers NVRTC reads from memory are part of the source.
+  field("headers");
+  for (const auto& header : request.headers) {
+    field(header.name);
+    field(header.content);
+  }
+  return hasher.finish_hex();
+}
+
+std::string sources_sha256(const compile_request& request) {
+  sha256_hasher hasher;
+  auto field = [&](std::string_view value) {
+    hasher.update(fmt::format("{}:", value.size()));
+    hasher.update(value);
+  };
+  field("blaster-sources-v1");
+  field(request.source);
+  for (const auto& header : request.headers) {
+    field(header.name);
+    field(header.content);
+  }
   return hasher.finish_hex();
 }
 
@@ -120,8 +222,12 @@ compile_output compile(const compile_request& request) {
   compile_output out;
   out.options = nvrtc_options(request);
   out.key = compile_key(request);
+  out.sources_sha256 = sources_sha256(request);
+  for (const auto& header : request.headers) {
+    out.header_sha256[header.name] = sha256_hex(header.content);
+  }
 
-  program prog(request.source, request.file_name);
+  program prog(request.source, request.file_name, request.headers);
   for (const auto& name : request.name_expressions) {
     check_nvrtc(nvrtcAddNameExpression(prog.get(), name.c_str()), "nvrtcAddNameExpression");
   }
@@ -153,6 +259,7 @@ compile_output compile(const compile_request& request) {
     }
     if (!out.ok) out.cubin.clear();
   }
+  out.log = bounded_log(out.log);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return out;

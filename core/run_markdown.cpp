@@ -143,7 +143,7 @@ std::string render_run_markdown(const json& records, const json& report,
   if (!results.is_array() || results.empty()) {
     out += "The run recorded no results.\n";
   } else {
-    out += "| candidate | status | time us | speedup | GB/s | % copy BW |\n";
+    out += "| candidate | status | time us | speedup | GB/s | % roof |\n";
     out += "|---|---|---:|---:|---:|---:|\n";
     std::string rejections;
     bool any_baseline = false;

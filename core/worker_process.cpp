@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +16,18 @@ namespace blaster {
 namespace {
 
 // The child between fork and exec: only async-signal-safe calls, then _exit on any failure.
-[[noreturn]] void become_worker(const std::vector<char*>& argv, int result_write) {
+// `directory` is the working folder's path, or null to keep the parent's.
+[[noreturn]] void become_worker(const std::vector<char*>& argv, int result_write,
+                                const char* directory, std::uint64_t address_space_bytes) {
   ::setpgid(0, 0);  // its own group, so that a kill reaches whatever it starts
+  if (directory != nullptr && ::chdir(directory) != 0) ::_exit(126);
+  if (address_space_bytes > 0) {
+    const rlimit cap{.rlim_cur = address_space_bytes, .rlim_max = address_space_bytes};
+    const rlimit no_core{.rlim_cur = 0, .rlim_max = 0};
+    if (::setrlimit(RLIMIT_AS, &cap) != 0 || ::setrlimit(RLIMIT_CORE, &no_core) != 0) {
+      ::_exit(126);
+    }
+  }
   const int null_fd = ::open("/dev/null", O_RDWR);
   if (null_fd < 0) ::_exit(126);
   if (::dup2(result_write, worker_result_fd) < 0) ::_exit(126);
@@ -47,7 +58,8 @@ std::string worker_outcome::describe() const {
 }
 
 worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
-                          const std::function<void(const std::string&)>& on_message) {
+                          const std::function<void(const std::string&)>& on_message,
+                          const worker_limits& limits) {
   worker_outcome outcome;
   if (argv.empty()) {
     outcome.error = "no program to run";
@@ -61,6 +73,8 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
   std::vector<char*> c_argv;
   for (const auto& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
   c_argv.push_back(nullptr);
+  // Made before the fork: the child may not allocate.
+  const std::string directory = limits.working_directory.string();
 
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
@@ -70,7 +84,10 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
     ::close(pipe_fds[1]);
     return outcome;
   }
-  if (pid == 0) become_worker(c_argv, pipe_fds[1]);
+  if (pid == 0) {
+    become_worker(c_argv, pipe_fds[1], directory.empty() ? nullptr : directory.c_str(),
+                  limits.address_space_bytes);
+  }
   ::setpgid(pid, pid);  // also here, so that a kill right away reaches the group
   ::close(pipe_fds[1]);
 
@@ -141,8 +158,10 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
   }
   ::kill(-pid, SIGKILL);  // whatever the child left running in its group goes with it
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  rusage usage{};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  outcome.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
   if (!pending.empty()) outcome.messages.push_back(pending);  // a last line with no newline
   outcome.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,6 +16,9 @@ struct worker_outcome {
   int exit_code = -1;  // exited
   int signal = 0;      // signaled
   double wall_s = 0.0;
+  // [bytes] its peak resident memory, from wait4's ru_maxrss: an upper bound, since it counts
+  // what the parent had resident when it forked, until the child's exec.
+  std::uint64_t peak_rss_bytes = 0;
   std::vector<std::string> messages;  // the lines it wrote on its result channel, in order
   std::string error;                  // not_started: why
 
@@ -26,11 +31,20 @@ struct worker_outcome {
 // kernel's printf flood, say) reaches the parent's terminal.
 inline constexpr int worker_result_fd = 3;
 
+// What a child may use besides its time, set between fork and exec.
+struct worker_limits {
+  // [bytes] RLIMIT_AS, its whole address space: an allocation past it fails in the child. A
+  // child under a cap also dumps no core, which would be as large. 0: no cap.
+  std::uint64_t address_space_bytes = 0;
+  std::filesystem::path working_directory;  // empty: the parent's
+};
+
 // Runs argv (argv[0] is a path) as a child in its own process group, reads the lines it writes to
 // worker_result_fd, and kills the whole group when the deadline passes. A crash or a hang ends
 // only the child; the parent always gets an outcome. on_message, if given, sees each line as it
 // arrives.
 worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
-                          const std::function<void(const std::string&)>& on_message = {});
+                          const std::function<void(const std::string&)>& on_message = {},
+                          const worker_limits& limits = {});
 
 }  // namespace blaster

@@ -152,7 +152,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
       const double time_us = b.value("time_us", 0.0);
       if (b.contains("speedup") && b["speedup"].is_number()) speedups.push_back(b["speedup"]);
       // The goals of the suite: a launch-bound case (timed in graph mode) against the empty
-      // kernel, every other case against the copy bandwidth, and every case against PyTorch.
+      // kernel, every other case against its roofline floor, and every case against PyTorch.
       if (mode == "graph") {
         const double floor = report.at("launch_floors").value("graph_us", 0.0);
         const double ratio = floor > 0 ? time_us / floor : std::nan("");
@@ -164,7 +164,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
       } else {
         const double pct = b.value("copy_bandwidth_pct", 0.0);
         goals.push_back(
-            {{"goal", fmt::format("at least {:.0f}% of the copy bandwidth", bandwidth_goal_pct)},
+            {{"goal", fmt::format("at least {:.0f}% of the roofline", bandwidth_goal_pct)},
              {"met", pct >= bandwidth_goal_pct},
              {"by", fmt::format("{:.1f}%", pct)}});
       }
@@ -240,7 +240,7 @@ std::string render_portfolio_markdown(const json& summary) {
   }
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
-      "verdict | % copy BW | eager x | compile x | run |\n";
+      "verdict | % roof | eager x | compile x | run |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string misses;
   for (const auto& row : summary.at("rows")) {
@@ -303,7 +303,7 @@ std::string render_portfolio_svg(const json& summary) {
       "font-family=\"sans-serif\" "
       "font-size=\"12\">\n"
       "<text x=\"{}\" y=\"20\">speedup over the baseline</text>\n"
-      "<text x=\"{}\" y=\"20\">% of the copy bandwidth (85% goal dashed)</text>\n",
+      "<text x=\"{}\" y=\"20\">% of the roofline (85% goal dashed)</text>\n",
       label_width + 2 * bar_width + 80, height, label_width, label_width + bar_width + 40);
   const int goal_x = label_width + bar_width + 40 + static_cast<int>(bar_width * 0.85);
   svg += fmt::format(

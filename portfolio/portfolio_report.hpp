@@ -15,7 +15,7 @@ class ed25519_key;
 class store;
 
 // The goals a portfolio's report checks each case against.
-inline constexpr double bandwidth_goal_pct = 85.0;  // of the measured copy bandwidth
+inline constexpr double bandwidth_goal_pct = 85.0;  // of the roofline floor (% roof)
 inline constexpr double launch_floor_goal = 1.25;   // graph mode: times the empty kernel's
 
 // The portfolio's results.json: per task and case the baseline, the best candidate (by verdict,
@@ -27,7 +27,7 @@ nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_o
                                    const nlohmann::json& pytorch);
 
 std::string render_portfolio_markdown(const nlohmann::json& summary);
-// A figure of every case's speedup over its baseline and its percent of the copy bandwidth.
+// A figure of every case's speedup over its baseline and its percent of its roofline.
 std::string render_portfolio_svg(const nlohmann::json& summary);
 
 // Writes the bundle into `out` (a new or empty folder), whole or not at all: report.md,

@@ -25,8 +25,9 @@ json progress_identity(const suite& s, int sessions) {
 }
 
 // What makes a recorded item still valid besides the identity: the bytes of the task's files
-// (tasks/<task>/) and of its candidates, each named by its path under root so that a renamed or
-// removed file changes the digest too.
+// (tasks/<task>/), of its candidates and of the shared headers they may include
+// (kernels/common/), each named by its path under root so that a renamed or removed file
+// changes the digest too.
 std::string sources_sha256(const std::filesystem::path& root, const std::string& task) {
   std::set<std::string> files;  // relative to root, so sorted in a stable order
   auto add = [&](const std::filesystem::path& file) {
@@ -36,6 +37,11 @@ std::string sources_sha256(const std::filesystem::path& root, const std::string&
     if (entry.is_regular_file()) add(entry.path());
   }
   for (const auto& file : discover_candidates(root, task, {})) add(file);
+  if (const auto common = common_headers_folder(root); std::filesystem::is_directory(common)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(common)) {
+      if (entry.is_regular_file()) add(entry.path());
+    }
+  }
   sha256_hasher hasher;
   for (const auto& file : files) {
     // A path holds no NUL and a digest is 64 digits: the concatenation reads back one way.
@@ -128,6 +134,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     b.task = item.task;
     b.timed_case = item.case_name;
     b.arch = options.arch;
+    b.compile = options.compile;
+    b.sanitize = options.sanitize;
     b.sessions = sessions;
     b.cooldown_s = s.protocol.cooldown_s;
     b.confirm_best = s.protocol.confirm_best;

@@ -36,10 +36,12 @@ struct portfolio_outcome {
 
 struct portfolio_options {
   std::filesystem::path root;
-  std::string arch;     // empty: the GPU's
-  int sessions = 0;     // 0: the suite's protocol
-  bool fresh = false;   // true: redo every item, whatever an earlier portfolio recorded
-  std::string command;  // as the user typed it, for the record
+  std::string arch;        // empty: the GPU's
+  int sessions = 0;        // 0: the suite's protocol
+  bool fresh = false;      // true: redo every item, whatever an earlier portfolio recorded
+  bool sanitize = true;    // the gate's small cases also under compute-sanitizer
+  std::string command;     // as the user typed it, for the record
+  compile_limits compile;  // every bench's compile sandbox and limits
 };
 
 // Benches one item; the portfolio's default runs run_bench in this process.

@@ -11,8 +11,12 @@ Samples continue until the relative noise is at most --max-noise or --budget sec
 method that fails is kept with status "failed: why"; one whose noise stays above 5% is kept
 with status "unstable". Inputs follow each task.json (shapes, dtypes, the case's symbols).
 
+It also times PyTorch's own device-to-device copy of 1 GiB (bytes read plus written over the
+time, hot), the number blaster's copy ceiling is held against; --copy-only times just that.
+
   python3 scripts/benchmark_pytorch.py --suite core10 --out pytorch-h200.json
   python3 scripts/benchmark_pytorch.py --suite core10 --list     # the cases, no GPU needed
+  python3 scripts/benchmark_pytorch.py --copy-only               # PyTorch's copy bandwidth
 """
 
 import argparse
@@ -149,12 +153,26 @@ def time_method(torch, fn, mode, args, l2_bytes):
     return statistics.median(samples), relative_noise(samples), len(samples)
 
 
+def copy_bandwidth(torch, args):
+    """PyTorch's device-to-device copy of 1 GiB each way, hot: bytes read plus written."""
+    nbytes = 1 << 30
+    src = torch.full((nbytes // 2,), 1.0, dtype=torch.float16, device="cuda")
+    dst = torch.empty_like(src)
+    median, noise, count = time_method(torch, lambda: dst.copy_(src), "hot", args, 0)
+    del src, dst
+    torch.cuda.empty_cache()
+    return {"bytes_moved": 2 * nbytes, "time_us": median, "noise": noise, "samples": count,
+            "bytes_per_second": 2 * nbytes / (median * 1e-6)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", default="core10", help="a suite name or .json file")
     parser.add_argument("--out", help="the JSON file to write (default: stdout)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--copy-only", action="store_true",
+                        help="time PyTorch's 1 GiB device-to-device copy and nothing else")
     parser.add_argument("--modes", default="hot,graph,cold", help="comma-separated modes")
     parser.add_argument("--sample-ms", type=float, default=1.0)
     parser.add_argument("--max-noise", type=float, default=0.005)
@@ -184,8 +202,12 @@ def main():
                      "min_samples": args.min_samples, "max_samples": args.max_samples,
                      "budget_s": args.budget, "compile_modes": COMPILE_MODES,
                      "clock": "CUDA events"},
+        "copy": copy_bandwidth(torch, args),
         "cases": [],
     }
+    print(f"PyTorch copy: {out['copy']['bytes_per_second'] / 1e9:.1f} GB/s", file=sys.stderr)
+    if args.copy_only:
+        cases = []
     for _, task, case, symbols in cases:
         name = task["name"]
         entry = {"task": name, "case": case["name"], "symbols": symbols, "methods": {}}

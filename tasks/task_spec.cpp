@@ -263,9 +263,23 @@ task_spec load_task(const std::filesystem::path& dir) {
   if (task.tol.atol < 0 || task.tol.rtol < 0) r.fail("tolerance", "atol and rtol must be >= 0");
 
   const json roof = j.value("roofline", json::object());
-  r.only_keys(roof, "roofline", {"bytes", "flops"});
-  if (!roof.contains("bytes")) r.fail("roofline", "missing \"bytes\"");
-  task.bytes = r.expr(roof["bytes"], "roofline.bytes");
+  r.only_keys(roof, "roofline", {"bytes", "read_bytes", "write_bytes", "flops"});
+  if (roof.contains("read_bytes") != roof.contains("write_bytes")) {
+    r.fail("roofline", "\"read_bytes\" and \"write_bytes\" come together");
+  }
+  if (roof.contains("read_bytes")) {
+    task.read_bytes = r.expr(roof["read_bytes"], "roofline.read_bytes");
+    task.write_bytes = r.expr(roof["write_bytes"], "roofline.write_bytes");
+    task.bytes = expression::parse(
+        fmt::format("({}) + ({})", task.read_bytes->text(), task.write_bytes->text()));
+    if (roof.contains("bytes")) {
+      r.fail("roofline.bytes", "give either \"bytes\" or \"read_bytes\" and \"write_bytes\"");
+    }
+  } else if (roof.contains("bytes")) {
+    task.bytes = r.expr(roof["bytes"], "roofline.bytes");
+  } else {
+    r.fail("roofline", "missing \"read_bytes\" and \"write_bytes\" (or their sum, \"bytes\")");
+  }
   task.flops =
       roof.contains("flops") ? r.expr(roof["flops"], "roofline.flops") : expression::parse("0");
 
@@ -358,6 +372,10 @@ task_spec load_task(const std::filesystem::path& dir) {
       } catch (const input_error& error) {
         r.fail(fmt::format("buffers.{}.shape", b.name), error.what());
       }
+    }
+    if (task.read_bytes) {
+      check(*task.read_bytes, "roofline.read_bytes");
+      check(*task.write_bytes, "roofline.write_bytes");
     }
     check(task.bytes, "roofline.bytes");
     check(task.flops, "roofline.flops");

@@ -71,6 +71,10 @@ struct task_spec {
   std::vector<buffer_spec> buffers;
   tolerance tol;
   expression bytes;  // the fewest bytes any correct kernel must move, for the roofline
+  // The same bytes as read and written, where the task states them apart: reads alone go faster
+  // than a copy, so each kernel is judged against the ceiling of its own mix.
+  std::optional<expression> read_bytes;
+  std::optional<expression> write_bytes;
   expression flops;
   std::vector<task_case> cases;
   std::string canonical_case;  // the case that is timed

@@ -2,6 +2,7 @@
 // errors that name the file, line and fix.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -63,7 +64,7 @@ TEST_F(BlasterCli, BenchCompilesEveryKernelThenNeedsAGpu) {
   EXPECT_EQ(record.at("compilations").size(), 5U);
   if (gpu_present()) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("% copy BW"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("% roof"), std::string::npos) << r.out;
     EXPECT_EQ(record.at("device_fingerprints").size(), 1U);
     // Six cases with three seeds each; the large case is checked only when it is timed.
     EXPECT_EQ(record.at("gate_results").size(), 5U * 6U * 3U);
@@ -141,6 +142,84 @@ TEST_F(BlasterCli, CompileErrorShowsTheNvrtcLog) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("compile_error"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("identifier \"undeclared\" is undefined"), std::string::npos) << r.out;
+}
+
+// The compile sandbox and its limits, as a user meets them.
+TEST_F(BlasterCli, CompileRefusesAHostIncludeBeforeNvrtcRunsAndExitsTwo) {
+  const std::string file = root() + "/tests/adversarial/include_absolute_path.cu";
+  const auto r = run("compile --task rmsnorm --candidate " + file);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("compile_error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(file + ":14:11: \"/etc/passwd\": an absolute path; a candidate may "
+                              "include only the CUDA toolkit's headers by name"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("root:"), std::string::npos) << r.out;  // no line of the file itself
+
+  const auto j = run("--json compile --task rmsnorm --candidate " + file);
+  EXPECT_EQ(j.exit_code, 2);
+  const auto result = nlohmann::json::parse(j.out).at("results").at(0);
+  EXPECT_EQ(result.at("reason"), "compile_error");
+  EXPECT_EQ(result.at("message").get<std::string>().rfind(file + ":14:11: ", 0), 0U);
+}
+
+TEST_F(BlasterCli, EveryCompileLimitHasAFlagThatReachesTheCompile) {
+  auto message_of = [&](const std::string& args) {
+    const auto r = run("--json compile --task rmsnorm " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err << r.out;
+    const auto results = nlohmann::json::parse(r.out).at("results");
+    return results.empty() ? std::string() : results.at(0).at("message").get<std::string>();
+  };
+  const std::string kernels = root() + "/kernels/rmsnorm/";
+  EXPECT_NE(message_of("--max-variants 3 --candidate " + kernels + "rmsnorm_vec_regs.cu")
+                .find("expand to 4 combinations (VEC 2 x BLOCK 2), over the limit of 3; "
+                      "--max-variants raises the limit"),
+            std::string::npos);
+  EXPECT_NE(message_of("--max-source-bytes 100 --candidate " + kernels + "rmsnorm_vec_regs.cu")
+                .find("bytes, over the limit of 100 bytes; --max-source-bytes raises the limit"),
+            std::string::npos);
+  const auto two = dir_ / "two_launches.cu";
+  std::string init = read_file(root() + "/tasks/rmsnorm/init.cu");
+  const std::size_t step = init.find("    {\"kernel\"");
+  const std::size_t step_end = init.find("}\n", step) + 1;
+  init.insert(step_end, ",\n" + init.substr(step, step_end - step));
+  std::ofstream(two) << init;
+  EXPECT_NE(message_of("--max-launches 1 --candidate " + two.string())
+                .find("the plan has 2 launches, over the limit of 1; --max-launches raises"),
+            std::string::npos);
+
+  const std::string adversarial = root() + "/tests/adversarial/";
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_NE(message_of("--compile-timeout 2 --candidate " + adversarial + "constexpr_time_bomb.cu")
+                .find("within the compile deadline of 2 s"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  EXPECT_NE(
+      message_of("--compile-memory 0.5 --candidate " + adversarial + "template_memory_bomb.cu")
+          .find("under the compile memory cap of 0.5 GiB"),
+      std::string::npos);
+}
+
+TEST_F(BlasterCli, BenchRecordsTheCompileLimitFlagsItWasGiven) {
+  const std::string file = root() + "/kernels/rmsnorm/rmsnorm_vec_regs.cu";
+  const auto r = run("bench --task rmsnorm --samples 10 --candidate " + file +
+                     " --compile-timeout 30 --max-variants 8");
+  EXPECT_EQ(r.exit_code, gpu_present() ? 0 : 3) << r.err;
+  const auto runs = run("--json runs");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  const std::string command = nlohmann::json::parse(runs.out).at(0).at("command");
+  EXPECT_NE(command.find(" --compile-timeout 30 --max-variants 8"), std::string::npos) << command;
+}
+
+TEST_F(BlasterCli, HelpNamesTheCompileLimits) {
+  for (const char* command : {"bench", "compile", "portfolio"}) {
+    const auto r = run(std::string(command) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << command;
+    for (const char* flag : {"--compile-timeout", "--compile-memory", "--max-source-bytes",
+                             "--max-launches", "--max-variants"}) {
+      EXPECT_NE(r.out.find(flag), std::string::npos) << command << " " << flag;
+    }
+  }
 }
 
 TEST_F(BlasterCli, VersionNamesTheSourceRevision) {

@@ -130,7 +130,7 @@ TEST_F(StoreCli, HistoryFollowsOneTaskAcrossRuns) {
   const auto runs = record_runs();
   auto r = run("history --task rmsnorm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "% copy BW")) << r.out;
+  EXPECT_TRUE(contains(r.out, "% roof")) << r.out;
   EXPECT_FALSE(contains(r.out, "softmax")) << r.out;
   r = run("history --task rmsnorm --candidate rmsnorm_fast --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -285,8 +285,8 @@ TEST_F(StoreCli, TheCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
   auto r = run("verify core10");
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "OK")) << r.out;
-  EXPECT_EQ(std::system(fmt::format("cd '{}' && sha256sum --quiet -c SHA256SUMS", bundle.string())
-                            .c_str()),
+  EXPECT_EQ(std::system(
+                fmt::format("cd '{}' && sha256sum --quiet -c SHA256SUMS", bundle.string()).c_str()),
             0);
 
   std::vector<fs::path> raw;

@@ -50,8 +50,20 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
   BLASTER_REQUIRE_GPU();
   const bench_report report =
       bench({source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"}, /*sessions=*/2);
-  ASSERT_TRUE(report.copy);
-  EXPECT_GT(report.copy->bytes_per_second, 0.0);
+  // The ceilings, measured on the device: the L2 is faster than DRAM, and no kernel of ours moves
+  // bytes through DRAM faster than the memory's clock and bus allow.
+  ASSERT_TRUE(report.memory);
+  const memory_ceilings& m = *report.memory;
+  EXPECT_GT(m.copy.bytes_per_second, 0.0);
+  EXPECT_GT(m.read.bytes_per_second, 0.0);
+  EXPECT_GT(m.write.bytes_per_second, 0.0);
+  EXPECT_GT(m.l2.bytes_per_second, m.copy.bytes_per_second);
+  EXPECT_GT(m.peak_bytes_per_second, 0.0);
+  EXPECT_LE(m.dram_for(1, 1), m.dram_bound());
+  for (const auto* c : {&m.copy, &m.read, &m.write}) {
+    EXPECT_LE(c->bytes_per_second, m.peak_bytes_per_second * 1.02) << c->config;
+    EXPECT_LT(c->spread, 0.2) << c->config;
+  }
   // An empty kernel's floor, in each mode; graph replay submits fastest.
   ASSERT_TRUE(report.floors);
   EXPECT_GT(report.floors->hot_us, 0.0);
@@ -76,6 +88,15 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     EXPECT_LT(r.max_noise, 0.05) << r.label;
     // 67 million elements take tens of microseconds: far above any launch floor.
     EXPECT_FALSE(r.launch_bound) << r.label;
+    // 268 MB: more than twice the L2, so judged against DRAM, and above its floor.
+    ASSERT_TRUE(r.floor) << r.label;
+    EXPECT_EQ(r.floor->level, "dram") << r.label;
+    EXPECT_GT(*r.time_over_floor, 1.0) << r.label;
+    // Launches on poisoned outputs took as long as launches after an equal write elsewhere.
+    ASSERT_TRUE(r.poisoned) << r.label;
+    EXPECT_EQ(r.poisoned->poisoned_us.size(), 10U) << r.label;
+    EXPECT_EQ(r.poisoned->control_us.size(), 10U) << r.label;
+    EXPECT_FALSE(output_dependence(*r.poisoned, m.copy.bytes_per_second)) << r.label;
     // CUPTI saw exactly the plan's one kernel, once per launch, and its device time fits
     // inside the events around it.
     EXPECT_TRUE(r.timing->activity_error.empty()) << r.label << ": " << r.timing->activity_error;

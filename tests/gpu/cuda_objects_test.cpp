@@ -28,11 +28,12 @@ TEST(CudaObjectsGpu, BufferRoundTripAndPoisonFill) {
   buffer.download(std::as_writable_bytes(std::span(back)));
   EXPECT_EQ(back, host);
 
-  buffer.fill_u16(static_cast<unsigned short>(poison_pattern(dtype::f16) & 0xFFFFU));
+  buffer.fill_u16(static_cast<unsigned short>(poison_pattern(dtype::f16, 42) & 0xFFFFU));
   std::vector<std::byte> bytes(buffer.bytes());
   buffer.download(bytes);
   for (std::size_t i = 0; i < bytes.size(); i += 2) {
-    ASSERT_TRUE(is_poison(dtype::f16, bytes.data() + i)) << "element " << i / 2;
+    ASSERT_TRUE(is_poison(dtype::f16, poison_pattern(dtype::f16, 42), bytes.data() + i))
+        << "element " << i / 2;
   }
 }
 

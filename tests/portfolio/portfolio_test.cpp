@@ -154,8 +154,12 @@ TEST_F(Portfolio, ABadSuiteNamesTheFileThePathAndTheFix) {
 TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   store records(dir_ / "home");
   const suite s = two_tasks();
-  const portfolio_options options{
-      .root = BLASTER_SOURCE_DIR, .arch = {}, .sessions = 0, .fresh = false, .command = "test"};
+  const portfolio_options options{.root = BLASTER_SOURCE_DIR,
+                                  .arch = {},
+                                  .sessions = 0,
+                                  .fresh = false,
+                                  .command = "test",
+                                  .compile = {}};
   fake_bench first;
   first.fail_at = "rmsnorm/canonical";  // dies in the third item
   EXPECT_THROW(static_cast<void>(run_portfolio(s, options, records, std::ref(first))),
@@ -198,7 +202,7 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   store records(dir_ / "home");
   const suite s = two_tasks(root);
   const portfolio_options options{
-      .root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "test"};
+      .root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "test", .compile = {}};
   auto rerun = [&] {
     fake_bench bench;
     const auto outcomes = run_portfolio(s, options, records, std::ref(bench));
@@ -234,9 +238,14 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   const suite s = two_tasks();
   fake_bench bench;
   bench.candidate_us = 5.0;
-  const auto outcomes = run_portfolio(
-      s, {.root = BLASTER_SOURCE_DIR, .arch = {}, .sessions = 0, .fresh = false, .command = "t"},
-      records, std::ref(bench));
+  const auto outcomes = run_portfolio(s,
+                                      {.root = BLASTER_SOURCE_DIR,
+                                       .arch = {},
+                                       .sessions = 0,
+                                       .fresh = false,
+                                       .command = "t",
+                                       .compile = {}},
+                                      records, std::ref(bench));
   const json pytorch = json::parse(R"({"environment": {"torch": "2.11"}, "cases": [
       {"task": "relu", "case": "canonical",
        "methods": {"eager": {"hot_us": 6.0, "status": "ok"}, "compile": {"status": "failed: boom"}}},
@@ -248,12 +257,12 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   EXPECT_EQ(rows[0].at("best").at("variant"), "fast");
   EXPECT_DOUBLE_EQ(rows[0].at("pytorch").at("eager").at("ratio").get<double>(), 6.0 / 5.0);
   EXPECT_EQ(rows[0].at("pytorch").at("compile").at("status"), "failed: boom");
-  // rmsnorm: 90% of the copy bandwidth meets its goal; PyTorch eager at 2.5 us beats 5 us.
+  // rmsnorm: 90% of the roofline meets its goal; PyTorch eager at 2.5 us beats 5 us.
   bool bandwidth_met = false;
   bool pytorch_missed = false;
   for (const auto& g : rows[2].at("goals")) {
     const std::string goal = g.at("goal");
-    if (goal.find("copy bandwidth") != std::string::npos) bandwidth_met = g.at("met");
+    if (goal.find("roofline") != std::string::npos) bandwidth_met = g.at("met");
     if (goal.find("PyTorch") != std::string::npos) pytorch_missed = !g.at("met").get<bool>();
   }
   EXPECT_TRUE(bandwidth_met);

@@ -22,6 +22,8 @@ double runtime_nan() {
   return zero / zero;
 }
 const tolerance tol{.profile = "test", .atol = 0.01, .rtol = 0.01};
+// The run's poison seed: any; each run of the harness draws its own.
+constexpr std::uint64_t seed = 0x5EEDF00DULL;
 
 // The device's bytes for `values`, rounded to `type` as a kernel's store would round them.
 std::vector<std::byte> bytes_of(dtype type, const std::vector<double>& values) {
@@ -34,7 +36,7 @@ std::vector<std::byte> bytes_of(dtype type, const std::vector<double>& values) {
 
 // What an element holds when the kernel never wrote it.
 void poison(dtype type, std::vector<std::byte>& bytes, std::size_t index) {
-  const std::uint32_t pattern = poison_pattern(type);
+  const std::uint32_t pattern = poison_pattern(type, seed);
   std::byte repeated[8];
   std::memcpy(repeated, &pattern, 4);
   std::memcpy(repeated + 4, &pattern, 4);
@@ -43,7 +45,7 @@ void poison(dtype type, std::vector<std::byte>& bytes, std::size_t index) {
 
 error_metrics compare(dtype type, const std::vector<std::byte>& candidate,
                       const std::vector<double>& reference, const tolerance& t = tol) {
-  return compare_output("out", type, candidate, reference, t);
+  return compare_output("out", type, poison_pattern(type, seed), candidate, reference, t);
 }
 
 class CorrectnessCheck : public ::testing::TestWithParam<dtype> {};
@@ -110,6 +112,22 @@ TEST_P(CorrectnessCheck, PoisonIsUnwrittenAndTakesPrecedence) {
   EXPECT_NE(text.find("out"), std::string::npos) << text;
   EXPECT_NE(text.find("1 of 4"), std::string::npos) << text;
   EXPECT_NE(text.find("never written"), std::string::npos) << text;
+}
+
+TEST_P(CorrectnessCheck, AnotherRunsPoisonIsANaNNotUnwritten) {
+  // A kernel that writes a poison it saw in an earlier run wrote a NaN: this run's is another.
+  const std::vector<double> reference = {1.0, 2.0, 4.0};
+  auto candidate = bytes_of(GetParam(), reference);
+  const std::uint32_t earlier = poison_pattern(GetParam(), seed + 1);
+  ASSERT_NE(earlier, poison_pattern(GetParam(), seed));
+  std::byte repeated[8];
+  std::memcpy(repeated, &earlier, 4);
+  std::memcpy(repeated + 4, &earlier, 4);
+  std::memcpy(candidate.data() + size_of(GetParam()), repeated, size_of(GetParam()));
+  const error_metrics m = compare(GetParam(), candidate, reference);
+  EXPECT_EQ(m.unwritten, 0);
+  EXPECT_EQ(m.nonfinite, 1);
+  EXPECT_EQ(to_string(failure_reason(m)), "nonfinite");
 }
 
 TEST_P(CorrectnessCheck, NanWhereTheReferenceIsFiniteIsNonfinite) {
@@ -234,7 +252,8 @@ TEST(CorrectnessCheckLarge, ParallelCountsMatchASerialExpectation) {
     if (reference[i] != 0.0) want_max_rel = std::max(want_max_rel, e / std::fabs(reference[i]));
   }
 
-  const error_metrics m = compare_output("out", type, candidate, reference, tol);
+  const error_metrics m =
+      compare_output("out", type, poison_pattern(type, seed), candidate, reference, tol);
   EXPECT_EQ(m.elements, static_cast<std::int64_t>(n));
   EXPECT_EQ(m.unwritten, want_unwritten);
   EXPECT_EQ(m.nonfinite, want_nonfinite);
@@ -246,6 +265,23 @@ TEST(CorrectnessCheckLarge, ParallelCountsMatchASerialExpectation) {
     EXPECT_EQ(w.index % 10007, 3) << w.index;  // NaNs are infinitely wrong
     EXPECT_EQ(w.normalized_error, inf);
   }
+}
+
+TEST(CorrectnessCheckIntegers, APoisonEqualToTheReferenceIsRight) {
+  // An integer poison is a value a kernel may write: where the reference is that value the
+  // element is right, written or not; elsewhere it is unwritten.
+  const dtype type = dtype::i32;
+  const std::uint32_t pattern = poison_pattern(type, seed);
+  std::int32_t as_value = 0;
+  std::memcpy(&as_value, &pattern, 4);
+  const std::vector<double> reference = {static_cast<double>(as_value), 5.0, 6.0};
+  std::vector<std::byte> candidate = bytes_of(type, {0.0, 0.0, 6.0});
+  poison(type, candidate, 0);
+  poison(type, candidate, 1);
+  const error_metrics m = compare(type, candidate, reference);
+  EXPECT_EQ(m.unwritten, 1);
+  EXPECT_EQ(m.mismatches, 0);
+  EXPECT_EQ(to_string(failure_reason(m)), "unwritten_output");
 }
 
 TEST(CorrectnessCheckLarge, ParallelWorstMatchesASerialTopFive) {
@@ -267,7 +303,8 @@ TEST(CorrectnessCheckLarge, ParallelWorstMatchesASerialTopFive) {
   }
   std::sort(serial.begin(), serial.end(), std::greater<>());
 
-  const error_metrics m = compare_output("out", type, candidate, reference, tol);
+  const error_metrics m =
+      compare_output("out", type, poison_pattern(type, seed), candidate, reference, tol);
   EXPECT_EQ(m.mismatches, static_cast<std::int64_t>((n - 5 + 999) / 1000));
   ASSERT_EQ(m.worst.size(), error_metrics::worst_kept);
   for (std::size_t k = 0; k < m.worst.size(); ++k) {

@@ -31,9 +31,10 @@ TEST(GateSeeds, TwoFixedAndTheRunsOwn) {
 }
 
 TEST(ReasonCode, EveryCodeRoundTripsByName) {
-  for (const char* name : {"compile_error", "plan_error", "launch_error", "crash", "timeout",
-                           "wrong_result", "nonfinite", "unwritten_output", "out_of_bounds_write",
-                           "input_modified", "nondeterministic", "stale_in_timing"}) {
+  for (const char* name :
+       {"compile_error", "plan_error", "launch_error", "crash", "timeout", "wrong_result",
+        "nonfinite", "unwritten_output", "out_of_bounds_write", "input_modified",
+        "nondeterministic", "stale_in_timing", "impossible_speed", "sanitizer_error"}) {
     const auto code = parse_reason_code(name);
     ASSERT_TRUE(code) << name;
     EXPECT_EQ(to_string(*code), name);
@@ -104,6 +105,8 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   r.determinism_runs = 5;
   r.canary_pattern = 0xDEADBEEF;
   r.canary_bytes = 8192;
+  r.poison_seed = 0x123456789ABCDEF0ULL;
+  r.guard_bytes = std::size_t{32} << 20U;
   r.timed_check = 0;
   r.timing.max_samples = 17;
   r.timing.mode = timing_mode::graph;
@@ -115,6 +118,8 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   EXPECT_EQ(back.phase, worker_phase::time);
   EXPECT_EQ(back.checks.at(0).outputs.at(0).offset, 4096U);
   EXPECT_EQ(back.canary_pattern, 0xDEADBEEFU);
+  EXPECT_EQ(back.poison_seed, 0x123456789ABCDEF0ULL);
+  EXPECT_EQ(back.guard_bytes, std::size_t{32} << 20U);
   EXPECT_EQ(back.timing.max_samples, 17);
   EXPECT_EQ(back.timing.mode, timing_mode::graph);
 }
@@ -133,11 +138,17 @@ TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
   EXPECT_EQ(to_json(back), to_json(d));
   EXPECT_EQ(back.arch(), "sm_90a");
   EXPECT_EQ(back.total_memory_bytes, d.total_memory_bytes);
-  const copy_bandwidth c{.bytes_per_second = 3.97e12,
-                         .bytes_moved = 1 << 30,
-                         .time_us = 540.5,
-                         .config = "grid 264 x 256"};
-  EXPECT_EQ(to_json(copy_bandwidth_from_json(to_json(c))), to_json(c));
+  const bandwidth_ceiling c{.bytes_per_second = 3.97e12,
+                            .bytes_moved = 1 << 30,
+                            .time_us = 540.5,
+                            .config = "grid 264 x 256",
+                            .spread = 0.012};
+  EXPECT_EQ(to_json(bandwidth_ceiling_from_json(to_json(c))), to_json(c));
+  memory_ceilings ceilings{
+      .copy = c, .read = c, .write = c, .l2 = c, .peak_bytes_per_second = 4.9e12};
+  ceilings.read.bytes_per_second = 4.4e12;
+  ceilings.l2.config = "in the L2";
+  EXPECT_EQ(to_json(memory_ceilings_from_json(to_json(ceilings))), to_json(ceilings));
   const launch_floors f{.hot_us = 3.8, .cold_us = 2.7, .graph_us = 0.5};
   EXPECT_EQ(to_json(launch_floors_from_json(to_json(f))), to_json(f));
   const matrix_rate m{.flops_per_second = 6.1e14, .time_us = 812.5, .config = "mma.sync"};

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace blaster {
@@ -88,48 +90,73 @@ TEST(Dtype, Bf16AndWiderTypes) {
   EXPECT_EQ(round_trip(dtype::i64, 4294967296.0 * 3), 4294967296.0 * 3);
 }
 
-TEST(Dtype, PoisonIsRecognizedAndIsNaNForFloats) {
-  for (dtype type : all_types) {
-    SCOPED_TRACE(name_of(type));
-    const std::uint32_t pattern = poison_pattern(type);
-    std::byte element[8];
-    std::memcpy(element, &pattern, 4);
-    std::memcpy(element + 4, &pattern, 4);
-    EXPECT_TRUE(is_poison(type, element));
-    // An unwritten float output must also fail any finite comparison.
-    if (is_floating(type)) {
-      EXPECT_TRUE(std::isnan(load_as_double(type, element)));
-    }
+// The bytes of an element that holds the 32-bit pattern, repeated as the device's fill does.
+void fill(std::byte* element, std::uint32_t pattern) {
+  std::memcpy(element, &pattern, 4);
+  std::memcpy(element + 4, &pattern, 4);
+}
 
-    std::byte zero[8] = {};
-    EXPECT_FALSE(is_poison(type, zero));
-    std::byte value[8] = {};
-    store_from_double(type, 1.0, value);
-    EXPECT_FALSE(is_poison(type, value));
+TEST(Dtype, PoisonIsRecognizedAndIsNaNForFloats) {
+  for (std::uint64_t seed : {0ULL, 1ULL, 0xFFFFFFFFFFFFFFFFULL, 0x0B1A57E5EED00001ULL}) {
+    for (dtype type : all_types) {
+      SCOPED_TRACE(std::string(name_of(type)) + " seed " + std::to_string(seed));
+      const std::uint32_t pattern = poison_pattern(type, seed);
+      EXPECT_EQ(pattern, poison_pattern(type, seed));  // the parent and the worker agree
+      std::byte element[8];
+      fill(element, pattern);
+      EXPECT_TRUE(is_poison(type, pattern, element));
+      // An unwritten float output must also fail any finite comparison.
+      if (is_floating(type)) {
+        EXPECT_TRUE(std::isnan(load_as_double(type, element)));
+      }
+
+      std::byte zero[8] = {};
+      EXPECT_FALSE(is_poison(type, pattern, zero));
+      std::byte value[8] = {};
+      store_from_double(type, 1.0, value);
+      EXPECT_FALSE(is_poison(type, pattern, value));
+    }
   }
 }
 
-TEST(Dtype, RealNaNIsNotPoison) {
-  // A kernel that writes 0/0 wrote something: nonfinite, not unwritten.
-  for (dtype type : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64}) {
+TEST(Dtype, PoisonIsDrawnPerRun) {
+  // A kernel that tests for the pattern must guess it: every seed draws its own, for every type.
+  for (dtype type : all_types) {
     SCOPED_TRACE(name_of(type));
-    std::byte element[8] = {};
-    store_from_double(type, runtime_nan(), element);
-    EXPECT_TRUE(std::isnan(load_as_double(type, element)));
-    EXPECT_FALSE(is_poison(type, element));
-    store_from_double(type, -runtime_nan(), element);
-    EXPECT_FALSE(is_poison(type, element));
+    std::set<std::uint32_t> seen;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) seen.insert(poison_pattern(type, seed));
+    // bf16 has 7 payload bits and a sign: 2 * 125 patterns, so some of 200 draws repeat.
+    EXPECT_GE(seen.size(), type == dtype::bf16 ? 100U : 190U);
+  }
+  EXPECT_NE(poison_pattern(dtype::f16, 7), poison_pattern(dtype::f32, 7) & 0xFFFFU);
+}
+
+TEST(Dtype, NoComputedNaNIsEverThePoison) {
+  // The NaNs arithmetic makes (the device's canonical ones, the host's default ones, either
+  // sign) are no seed's poison: an element that holds one was written.
+  for (std::uint64_t seed = 0; seed < 5000; ++seed) {
+    for (dtype type : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64}) {
+      const std::uint32_t pattern = poison_pattern(type, seed);
+      for (double nan : {runtime_nan(), -runtime_nan()}) {
+        std::byte element[8] = {};
+        store_from_double(type, nan, element);
+        ASSERT_FALSE(is_poison(type, pattern, element)) << name_of(type) << " seed " << seed;
+      }
+    }
+    ASSERT_NE(poison_pattern(dtype::f16, seed) & 0x7FFFU, 0x7FFFU);  // the device's f16 NaN
+    ASSERT_NE(poison_pattern(dtype::bf16, seed) & 0x7FFFU, 0x7FFFU);
+    ASSERT_NE(poison_pattern(dtype::f32, seed) & 0x7FFFFFFFU, 0x7FFFFFFFU);
   }
 }
 
 TEST(Dtype, PoisonLooksOnlyAtItsOwnElement) {
   // An f16 poison followed by a written element: the neighbour's bytes play no part.
   std::byte two[4];
-  const std::uint32_t pattern = poison_pattern(dtype::f16);
+  const std::uint32_t pattern = poison_pattern(dtype::f16, 3);
   std::memcpy(two, &pattern, 4);
   store_from_double(dtype::f16, 2.0, two + 2);
-  EXPECT_TRUE(is_poison(dtype::f16, two));
-  EXPECT_FALSE(is_poison(dtype::f16, two + 2));
+  EXPECT_TRUE(is_poison(dtype::f16, pattern, two));
+  EXPECT_FALSE(is_poison(dtype::f16, pattern, two + 2));
 }
 
 }  // namespace

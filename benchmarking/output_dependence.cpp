@@ -1,0 +1,71 @@
+#include "benchmarking/output_dependence.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "benchmarking/statistics.hpp"
+
+namespace blaster {
+namespace {
+
+// Launches timed alone vary by a few percent; the device's clock resolution is about 0.5 us
+// for CUPTI and a little more for events.
+constexpr double relative_slack = 0.15;
+constexpr double absolute_slack_us = 0.5;
+
+}  // namespace
+
+nlohmann::json to_json(const poisoned_launches& p) {
+  return {{"source", p.source},
+          {"control_us", p.control_us},
+          {"poisoned_us", p.poisoned_us},
+          {"hot_us", p.hot_us},
+          {"footprint_bytes", p.footprint_bytes},
+          {"poisoned_bytes", p.poisoned_bytes},
+          {"l2_bytes", p.l2_bytes}};
+}
+
+poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
+  return {.source = j.at("source").get<std::string>(),
+          .control_us = j.at("control_us").get<std::vector<double>>(),
+          .poisoned_us = j.at("poisoned_us").get<std::vector<double>>(),
+          .hot_us = j.at("hot_us").get<double>(),
+          .footprint_bytes = j.at("footprint_bytes").get<std::int64_t>(),
+          .poisoned_bytes = j.at("poisoned_bytes").get<std::int64_t>(),
+          .l2_bytes = j.at("l2_bytes").get<std::int64_t>()};
+}
+
+double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_second) {
+  if (copy_bytes_per_second <= 0.0) return 0.0;
+  // Nothing is evicted while the data and the write fit in the L2 together; never more than
+  // the L2 holds, nor more than the data.
+  const std::int64_t evicted =
+      std::min({std::max<std::int64_t>(0, p.footprint_bytes + p.poisoned_bytes - p.l2_bytes),
+                p.l2_bytes, p.footprint_bytes});
+  return static_cast<double>(evicted) / copy_bytes_per_second * 1e6;
+}
+
+std::optional<std::string> output_dependence(const poisoned_launches& p,
+                                             double copy_bytes_per_second) {
+  if (p.control_us.empty() || p.poisoned_us.empty()) return std::nullopt;
+  const double control = median(p.control_us);
+  const double poisoned = median(p.poisoned_us);
+  if (poisoned > control * (1.0 + relative_slack) + absolute_slack_us) {
+    return fmt::format(
+        "a launch on freshly poisoned outputs took {:.2f} us, one after an equal write elsewhere "
+        "{:.2f} us ({}, medians of {}): the work depends on what the outputs hold",
+        poisoned, control, p.source, p.poisoned_us.size());
+  }
+  if (p.hot_us <= 0.0 || p.source != "CUPTI kernel time") return std::nullopt;
+  const double explained = cache_explains_us(p, copy_bytes_per_second);
+  if (control > p.hot_us * (1.0 + relative_slack) + explained + absolute_slack_us) {
+    return fmt::format(
+        "back to back a launch took {:.2f} us, after a write between launches {:.2f} us; the "
+        "cache explains at most {:.2f} us of that for {} bytes of data",
+        p.hot_us, control, explained, p.footprint_bytes);
+  }
+  return std::nullopt;
+}
+
+}  // namespace blaster

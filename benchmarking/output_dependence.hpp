@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace blaster {
+
+// What the poisoned launches after a hot or graph timing measured: pairs of single launches,
+// one after a write of as many bytes as the outputs hold to a buffer of its own (control), one
+// after the run's poison over the outputs themselves (poisoned), each timed alone on the device,
+// beside the hot samples' own device time per launch.
+struct poisoned_launches {
+  std::string source;                // "CUPTI kernel time" or "CUDA events"
+  std::vector<double> control_us;    // [microseconds] one per launch
+  std::vector<double> poisoned_us;   // [microseconds]
+  double hot_us = 0.0;               // [microseconds] per launch; 0 when CUPTI saw nothing
+  std::int64_t footprint_bytes = 0;  // [bytes] every buffer of one run of the plan
+  std::int64_t poisoned_bytes = 0;   // [bytes] what each poisoning (and control write) writes
+  std::int64_t l2_bytes = 0;
+};
+
+nlohmann::json to_json(const poisoned_launches& p);
+poisoned_launches poisoned_launches_from_json(const nlohmann::json& j);
+
+// [microseconds] the most a launch can slow down because a write of `poisoned_bytes` before it
+// evicted data that back-to-back launches would have found in the L2: the evictable data moved
+// once through DRAM at the copy bandwidth.
+double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_second);
+
+// A kernel whose work depends on what its outputs hold: slower when they hold poison than after
+// an equal write elsewhere, or slower after any write between launches than back to back by
+// more than the cache explains. The evidence in one line, or nothing.
+std::optional<std::string> output_dependence(const poisoned_launches& p,
+                                             double copy_bytes_per_second);
+
+}  // namespace blaster

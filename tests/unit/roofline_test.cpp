@@ -1,0 +1,152 @@
+// The roofline's floors and the checks built on them, with ceilings of known value: what makes a
+// time possible, and what makes a launch's work depend on its outputs.
+#include "benchmarking/roofline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "benchmarking/output_dependence.hpp"
+
+namespace blaster {
+namespace {
+
+constexpr std::int64_t MB = 1000 * 1000;
+constexpr std::int64_t l2 = 60 * MB;
+
+bandwidth_ceiling at(double bytes_per_second, double spread = 0.01) {
+  return {.bytes_per_second = bytes_per_second,
+          .bytes_moved = 0,
+          .time_us = 0.0,
+          .config = "test",
+          .spread = spread};
+}
+
+// An H200-like device: reads alone faster than a copy, writes alone slower, the L2 far faster.
+const memory_ceilings ceilings{.copy = at(4.0e12),
+                               .read = at(4.4e12, 0.03),
+                               .write = at(3.6e12),
+                               .l2 = at(10.0e12, 0.02),
+                               .peak_bytes_per_second = 4.8e12};
+
+roofline_traffic traffic(std::int64_t read, std::int64_t written, bool l2_may_hold = true) {
+  return {.read_bytes = read,
+          .written_bytes = written,
+          .mix_known = true,
+          .footprint_bytes = read + written,
+          .l2_bytes = l2,
+          .l2_may_hold = l2_may_hold};
+}
+
+TEST(MemoryCeilings, EachMixHasTheCeilingBetweenItsNeighbours) {
+  EXPECT_DOUBLE_EQ(ceilings.dram_for(0, 100), 3.6e12);    // writes only
+  EXPECT_DOUBLE_EQ(ceilings.dram_for(100, 100), 4.0e12);  // a copy
+  EXPECT_DOUBLE_EQ(ceilings.dram_for(100, 0), 4.4e12);    // reads only
+  EXPECT_DOUBLE_EQ(ceilings.dram_for(300, 100), 4.2e12);  // three quarters read
+  EXPECT_DOUBLE_EQ(ceilings.dram_for(100, 300), 3.8e12);
+  // Interpolating between copy and read takes the larger spread of the two.
+  EXPECT_DOUBLE_EQ(ceilings.dram_spread_for(300, 100), 0.03);
+  EXPECT_DOUBLE_EQ(ceilings.dram_spread_for(100, 100), 0.01);
+  // The bound is the peak, unless a measured ceiling exceeds it (then the peak is wrong).
+  EXPECT_DOUBLE_EQ(ceilings.dram_bound(), 4.8e12);
+  memory_ceilings odd = ceilings;
+  odd.peak_bytes_per_second = 4.2e12;
+  EXPECT_DOUBLE_EQ(odd.dram_bound(), 4.4e12);
+}
+
+TEST(RooflineFloor, DataBeyondTwiceTheL2IsJudgedAgainstDram) {
+  const roofline_floor f = memory_floor(ceilings, traffic(134 * MB, 134 * MB));
+  EXPECT_EQ(f.level, "dram");
+  EXPECT_EQ(f.l2_resident_bytes, 0);
+  EXPECT_DOUBLE_EQ(f.ceiling_bytes_per_second, 4.0e12);
+  EXPECT_NEAR(f.floor_us, 268.0 * MB / 4.0e12 * 1e6, 1e-9);
+  // A mostly-read task (a matrix-vector product) gets the faster ceiling of its own mix.
+  const roofline_floor reads = memory_floor(ceilings, traffic(4290 * MB, 1 * MB));
+  EXPECT_GT(reads.ceiling_bytes_per_second, 4.39e12);
+}
+
+TEST(RooflineFloor, DataInTheL2IsJudgedAgainstTheL2UnlessFlushedOrRotated) {
+  const roofline_floor warm = memory_floor(ceilings, traffic(8 * MB, 8 * MB));
+  EXPECT_EQ(warm.level, "l2");
+  EXPECT_EQ(warm.l2_resident_bytes, 16 * MB);
+  EXPECT_DOUBLE_EQ(warm.ceiling_bytes_per_second, 10.0e12);
+  EXPECT_DOUBLE_EQ(warm.uncertainty, 0.02);
+  const roofline_floor cold = memory_floor(ceilings, traffic(8 * MB, 8 * MB, false));
+  EXPECT_EQ(cold.level, "dram");
+  EXPECT_DOUBLE_EQ(cold.ceiling_bytes_per_second, 4.0e12);
+  // Between one and two L2s, as much as the L2 holds may come from it.
+  const roofline_floor between = memory_floor(ceilings, traffic(45 * MB, 45 * MB));
+  EXPECT_EQ(between.level, "l2+dram");
+  EXPECT_EQ(between.l2_resident_bytes, l2);
+  EXPECT_NEAR(between.floor_us, (30.0 * MB / 4.0e12 + 60.0 * MB / 10.0e12) * 1e6, 1e-9);
+}
+
+TEST(RooflineFloor, AnUnstatedMixIsJudgedAsTheFastestOne) {
+  roofline_traffic t = traffic(100 * MB, 100 * MB);
+  t.read_bytes = 200 * MB;  // as a task with only "bytes" states it
+  t.written_bytes = 0;
+  t.mix_known = false;
+  t.footprint_bytes = 400 * MB;
+  EXPECT_DOUBLE_EQ(memory_floor(ceilings, t).ceiling_bytes_per_second, 4.4e12);
+}
+
+TEST(ImpossibleSpeed, ATimeBelowTheFloorBeyondItsUncertaintyIsRejected) {
+  const roofline_floor f = memory_floor(ceilings, traffic(134 * MB, 134 * MB));
+  EXPECT_FALSE(impossible_speed(f, ceilings, f.floor_us * 1.2, 0.0));
+  EXPECT_FALSE(impossible_speed(f, ceilings, f.floor_us, 0.0));
+  // Within the ceiling's own uncertainty (at least 2%) and the measurement's noise: possible.
+  EXPECT_FALSE(impossible_speed(f, ceilings, f.floor_us * 0.985, 0.0));
+  EXPECT_FALSE(impossible_speed(f, ceilings, f.floor_us * 0.95, 0.04));
+  const auto why = impossible_speed(f, ceilings, f.floor_us / 19.0, 0.0);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("268000000 bytes"), std::string::npos) << *why;
+  EXPECT_NE(why->find("dram ceiling"), std::string::npos) << *why;
+  EXPECT_NE(why->find("4000.0 GB/s"), std::string::npos) << *why;
+}
+
+TEST(ImpossibleSpeed, NoNoiseMakesADramRateAboveThePeakPossible) {
+  const roofline_floor f = memory_floor(ceilings, traffic(134 * MB, 134 * MB));
+  const double at_five_tb = 268.0 * MB / 5.0e12 * 1e6;
+  EXPECT_TRUE(impossible_speed(f, ceilings, at_five_tb, 0.5));
+  // From the L2 the same rate is ordinary.
+  const roofline_floor warm = memory_floor(ceilings, traffic(8 * MB, 8 * MB));
+  EXPECT_FALSE(impossible_speed(warm, ceilings, 16.0 * MB / 5.0e12 * 1e6, 0.0));
+}
+
+poisoned_launches launches(double control, double poisoned, double hot,
+                           std::int64_t footprint = 268 * MB) {
+  return {.source = "CUPTI kernel time",
+          .control_us = std::vector<double>(10, control),
+          .poisoned_us = std::vector<double>(10, poisoned),
+          .hot_us = hot,
+          .footprint_bytes = footprint,
+          .poisoned_bytes = footprint / 2,
+          .l2_bytes = l2};
+}
+
+TEST(OutputDependence, HonestLaunchesTakeAsLongOnPoisonedOutputs) {
+  EXPECT_FALSE(output_dependence(launches(70.0, 71.0, 69.5), 4.0e12));
+  // A write between launches costs a large case what the L2 held: explained.
+  EXPECT_FALSE(output_dependence(launches(85.0, 85.5, 69.5), 4.0e12));
+}
+
+TEST(OutputDependence, AKernelThatSkipsWorkOnWrittenOutputsIsCaught) {
+  // Skips when its outputs hold the answer: the control launch is as quick as the hot ones.
+  const auto skip = output_dependence(launches(3.0, 70.0, 3.1), 4.0e12);
+  ASSERT_TRUE(skip);
+  EXPECT_NE(skip->find("poisoned outputs took 70.00 us"), std::string::npos) << *skip;
+  // Skips when launched back to back, whatever the outputs hold: fast only when hot.
+  const auto back_to_back = output_dependence(launches(70.0, 70.5, 3.0), 4.0e12);
+  ASSERT_TRUE(back_to_back);
+  EXPECT_NE(back_to_back->find("back to back a launch took 3.00 us"), std::string::npos)
+      << *back_to_back;
+}
+
+TEST(OutputDependence, TheCacheExplainsOnlyWhatAWriteCanEvict) {
+  // Data and write fit in the L2 together: nothing is evicted, nothing explained.
+  EXPECT_DOUBLE_EQ(cache_explains_us(launches(1, 1, 1, 16 * MB), 4.0e12), 0.0);
+  EXPECT_TRUE(output_dependence(launches(8.0, 8.0, 4.0, 16 * MB), 4.0e12));
+  // Far larger than the L2: at most the L2's worth, once through DRAM.
+  EXPECT_DOUBLE_EQ(cache_explains_us(launches(1, 1, 1, 2000 * MB), 4.0e12), 15.0);
+}
+
+}  // namespace
+}  // namespace blaster
