@@ -11,7 +11,7 @@ Samples continue until the relative noise is at most --max-noise or --budget sec
 method that fails is kept with status "failed: why"; one whose noise stays above 5% is kept
 with status "unstable". Inputs follow each task.json (shapes, dtypes, the case's symbols).
 
-It also times PyTorch's own device-to-device copy of 1 GiB (bytes read plus written over the
+It also times PyTorch's own device-to-device copy of 2 GiB (bytes read plus written over the
 time, hot), the number blaster's copy ceiling is held against; --copy-only times just that.
 
   python3 scripts/benchmark_pytorch.py --suite core10 --out pytorch-h200.json
@@ -154,8 +154,8 @@ def time_method(torch, fn, mode, args, l2_bytes):
 
 
 def copy_bandwidth(torch, args):
-    """PyTorch's device-to-device copy of 1 GiB each way, hot: bytes read plus written."""
-    nbytes = 1 << 30
+    """PyTorch's device-to-device copy of 2 GiB each way, hot: bytes read plus written."""
+    nbytes = 2 << 30
     src = torch.full((nbytes // 2,), 1.0, dtype=torch.float16, device="cuda")
     dst = torch.empty_like(src)
     median, noise, count = time_method(torch, lambda: dst.copy_(src), "hot", args, 0)
@@ -172,7 +172,7 @@ def main():
     parser.add_argument("--out", help="the JSON file to write (default: stdout)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--copy-only", action="store_true",
-                        help="time PyTorch's 1 GiB device-to-device copy and nothing else")
+                        help="time PyTorch's 2 GiB device-to-device copy and nothing else")
     parser.add_argument("--modes", default="hot,graph,cold", help="comma-separated modes")
     parser.add_argument("--sample-ms", type=float, default=1.0)
     parser.add_argument("--max-noise", type=float, default=0.005)
@@ -250,7 +250,9 @@ def main():
         out["cases"].append(entry)
         if args.out:  # after every case, so that an interrupted run keeps what it measured
             write_atomically(pathlib.Path(args.out), json.dumps(out, indent=1) + "\n")
-    if not args.out:
+    if args.out:
+        write_atomically(pathlib.Path(args.out), json.dumps(out, indent=1) + "\n")
+    else:
         sys.stdout.write(json.dumps(out, indent=1) + "\n")
     return 0
 

@@ -4,7 +4,7 @@
 # bandwidth beside blaster's ceilings, and a bench of every core10 task.
 #
 #   scripts/gpu_check.sh tests            the GPU tests (scripts/test.sh --gpu-only)
-#   scripts/gpu_check.sh copy             PyTorch's 1 GiB copy and blaster's memory ceilings
+#   scripts/gpu_check.sh copy             PyTorch's 2 GiB copy and blaster's memory ceilings
 #   scripts/gpu_check.sh bench [TASK...]  `blaster bench --json` of each core10 task (default all),
 #                                         the canonical case, and relu's and matvec's large ones
 #
@@ -62,7 +62,7 @@ import json, sys
 torch = json.load(open(sys.argv[1]))["copy"]
 m = json.load(open(sys.argv[2]))["memory_ceilings"]
 t = torch["bytes_per_second"]
-print(f"PyTorch copy (1 GiB each way, hot): {t / 1e9:.1f} GB/s")
+print(f"PyTorch copy (2 GiB each way, hot): {t / 1e9:.1f} GB/s")
 for name in ("copy", "read", "write", "l2"):
     c = m[name]
     print(f"blaster {name:<5} {c['bytes_per_second'] / 1e9:8.1f} GB/s  "
