@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/sanitizer_pass.hpp"
 #include "core/file_io.hpp"
 #include "core/store.hpp"
 #include "gpu/require_gpu.hpp"
@@ -137,6 +138,41 @@ TEST(AdversarialGpu, ColdModeGivesSkippingKernelsNothingToSkip) {
     EXPECT_NEAR(*r.time_us / baseline_us, 1.0, 0.25) << r.label;
     ASSERT_TRUE(r.floor);
     EXPECT_EQ(r.floor->level, "dram");
+  }
+  std::filesystem::remove_all(home);
+}
+
+// --sanitize finds what no output shows: a warp that reads its neighbour's shared memory with no
+// __syncwarp passes the gate, and racecheck rejects it; the honest candidates still pass.
+TEST(AdversarialGpu, SanitizeRejectsAWarpRaceTheGateCannotSee) {
+  BLASTER_REQUIRE_GPU();
+  if (!find_compute_sanitizer()) GTEST_SKIP() << "compute-sanitizer is not installed here";
+  const auto home =
+      std::filesystem::temp_directory_path() / ("blaster-sanitize-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  bench_options options;
+  options.root = source_dir;
+  options.task = "rmsnorm";
+  options.candidates = {source_dir / "tests" / "sanitizer" / "warp_race.cu",
+                        source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"};
+  options.sanitize = true;
+  options.timing.max_samples = 10;
+  options.worker_executable = BLASTER_BINARY;
+  options.command = "sanitizer check";
+  bench_report report;
+  {
+    store records(home);
+    report = run_bench(options, records);
+  }
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  for (const auto& r : report.results) {
+    EXPECT_FALSE(r.sanitizer.empty()) << r.label << " did not run under compute-sanitizer";
+    if (r.candidate == "warp_race") {
+      EXPECT_EQ(r.reason, reason_code::sanitizer_error) << r.label << ": " << r.message;
+      EXPECT_NE(r.message.find("racecheck"), std::string::npos) << r.message;
+    } else {
+      EXPECT_EQ(r.status, "passed") << r.label << ": " << to_string(r.reason) << " " << r.message;
+    }
   }
   std::filesystem::remove_all(home);
 }
