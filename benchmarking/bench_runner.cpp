@@ -500,7 +500,7 @@ bench_report compile_task(const bench_options& options, store& records) {
   bench_report report;
   report.arch = options.arch.empty() ? "sm_90a" : options.arch;
   compiled_candidates compiled{
-      .task = load_task(options.root / "tasks" / options.task), .loaded = {}, .runnable = {}};
+      .task = load_task(options.root, options.task), .loaded = {}, .runnable = {}};
   compile_cache cache(records.home() / "cache", records.cas());
   // A GPU of the target architecture can report what the compiler's log may leave out.
   std::optional<cuda::context> context;
@@ -515,7 +515,7 @@ bench_report compile_task(const bench_options& options, store& records) {
 bench_report run_bench(const bench_options& given, store& records) {
   const auto started = std::chrono::steady_clock::now();
   compiled_candidates compiled{
-      .task = load_task(given.root / "tasks" / given.task), .loaded = {}, .runnable = {}};
+      .task = load_task(given.root, given.task), .loaded = {}, .runnable = {}};
   const task_spec& task = compiled.task;
   bench_options options = given;
   if (!options.mode_given && task.timing_mode) {

@@ -572,7 +572,7 @@ int run_gate_worker(const std::filesystem::path& request_file) {
     }
     worker_context w(request, context, stream);
     step("load");
-    w.task = load_task(request.root / "tasks" / request.task);
+    w.task = load_task(request.root, request.task);
     load_variant(w);
     step("map");
     w.inputs = mapped_file::open(request.inputs_file, mapped_file::access::read_only);

@@ -47,6 +47,12 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
   // Integer params (VEC, BLOCK) read like symbols in expressions.
   symbol_table symbols = task.integer_symbols(c);
   for (const auto& [name, value] : variant.params) {
+    // An expression such as "B*C" must mean the task's B, never a tunable of the same name.
+    if (task.find_symbol(name) != nullptr || task.find_buffer(name) != nullptr) {
+      fail_at(file, plan.params_where,
+              fmt::format("param \"{}\" shadows the task's {} of that name; rename the param", name,
+                          task.find_symbol(name) != nullptr ? "symbol" : "buffer"));
+    }
     try {
       std::size_t used = 0;
       const std::int64_t n = std::stoll(value, &used);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
 #include "core/bundle_verifier.hpp"
 #include "core/error.hpp"
@@ -110,6 +111,12 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                           {"files_listed", v.files_listed}, {"files_matched", v.files_matched},
                           {"problems", problems},           {"signature", name_of(v.signature)}};
       if (!v.signer_sha256.empty()) j["signer_sha256"] = v.signer_sha256;
+      if (!v.ok()) {
+        j["error"] =
+            error_json("not_verified",
+                       fmt::format("{}: {} problem{}; do not trust this bundle", v.dir.string(),
+                                   v.problems.size(), v.problems.size() == 1 ? "" : "s"))["error"];
+      }
       std::cout << j.dump(2) << '\n';
     } else {
       fmt::print("bundle {}: {} files listed in SHA256SUMS, {} match\n", v.dir.string(),

@@ -74,6 +74,7 @@ std::int64_t insert_returning_id(statement& insert, std::string_view table) {
 bool is_not_writable(int code) { return code == EACCES || code == EPERM || code == EROFS; }
 
 std::filesystem::path make_home(std::filesystem::path home) {
+  check_home_layout(home);
   std::error_code ec;
   std::filesystem::create_directories(home, ec);
   if (ec) {
@@ -149,6 +150,33 @@ std::int64_t run_of_measurement(database& db, std::int64_t measurement_id) {
 }
 
 }  // namespace
+
+void check_home_layout(const std::filesystem::path& home) {
+  // A path that exists as the wrong kind of thing is the user's to fix; it is not a failure of
+  // the machine, and reading through it would report an empty store.
+  auto kind_mismatch = [](const std::filesystem::path& p, bool want_folder) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(p, ec);
+    if (ec || !std::filesystem::exists(status)) return false;
+    return want_folder ? !std::filesystem::is_directory(status)
+                       : !std::filesystem::is_regular_file(status);
+  };
+  if (kind_mismatch(home, true)) {
+    BLASTER_INPUT_ERROR(
+        "{}: the blaster home is not a folder; pass --home DIR naming a folder (or one that "
+        "does not exist yet)",
+        home.string());
+  }
+  if (kind_mismatch(home / "cas", true)) {
+    BLASTER_INPUT_ERROR(
+        "{}: the object store must be a folder; move the file away or pick another home",
+        (home / "cas").string());
+  }
+  if (kind_mismatch(home / "blaster.db", false)) {
+    BLASTER_INPUT_ERROR("{}: the database must be a file; move it away or pick another home",
+                        (home / "blaster.db").string());
+  }
+}
 
 std::filesystem::path resolve_home(const std::optional<std::filesystem::path>& flag) {
   if (flag) {

@@ -16,6 +16,10 @@ namespace blaster {
 // An empty flag throws blaster::input_error.
 std::filesystem::path resolve_home(const std::optional<std::filesystem::path>& flag);
 
+// Throws an input_error when the home, its cas/ or its blaster.db exists as the wrong kind of
+// file (a home that is a file, a database that is a folder); absent parts are fine.
+void check_home_layout(const std::filesystem::path& home);
+
 // One row of `results`. An empty string is stored as NULL in the nullable text columns
 // (case_name, reason, the digests, detail_json); nullopt is NULL in the REAL columns. Members
 // default to empty so that designated initializers may name only what they set.

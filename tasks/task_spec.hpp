@@ -102,4 +102,12 @@ struct task_spec {
 // JSON path and what is expected.
 task_spec load_task(const std::filesystem::path& dir);
 
+// A task's name is its folder under tasks/: letters, digits, _ and -, so that no name reaches
+// outside the root or past the file system's limits. Throws an input_error otherwise.
+inline constexpr std::size_t max_task_name_length = 64;
+void check_task_name(std::string_view name);
+
+// The task `name` of the project at `root`: its name checked, then root/tasks/<name>/ loaded.
+task_spec load_task(const std::filesystem::path& root, std::string_view name);
+
 }  // namespace blaster

@@ -85,8 +85,8 @@ TEST(TaskSpecRmsnorm, EdgeCasesAreAllPresent) {
   const task_spec task = load_task(BLASTER_SOURCE_DIR "/tasks/rmsnorm");
   std::vector<std::string> names;
   for (const auto& c : task.cases) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "large", "odd", "single", "ragged", "wide",
-                                             "deep"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "large", "odd", "single", "ragged",
+                                             "wide", "deep"}));
   EXPECT_TRUE(task.find_case("large").large);
   EXPECT_FALSE(task.find_case("canonical").large);
   EXPECT_EQ(task.describe(task.find_case("single")), "B=1 C=1 H=1 W=1");
@@ -99,12 +99,14 @@ class TaskSpecFile : public ::testing::Test {
  protected:
   void SetUp() override {
     static std::atomic<int> counter{0};
+    // The folder is the task's name, which valid() says is "t".
     dir_ = fs::temp_directory_path() /
-           ("blaster-task-spec-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir_);
+           ("blaster-task-spec-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)) /
+           "t";
+    fs::remove_all(dir_.parent_path());
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { fs::remove_all(dir_.parent_path()); }
 
   // A small valid task that each test breaks in one place.
   static json valid() {
@@ -171,6 +173,41 @@ TEST_F(TaskSpecFile, TheValidBaseLoads) {
 TEST_F(TaskSpecFile, InvalidJsonSaysWhere) {
   write("{\n  \"name\": \"t\",\n}\n");
   refused({"invalid JSON", "line 3"});
+}
+
+TEST_F(TaskSpecFile, DuplicateKeysAreRefusedWhereTheSecondIs) {
+  write("{\n  \"name\": \"t\",\n  \"cases\": [],\n  \"name\": \"t\"\n}\n");
+  refused({":4:3: duplicate key \"name\""});
+}
+
+TEST_F(TaskSpecFile, ANumberBeyondADoubleSaysWhere) {
+  std::string text = valid().dump(1);
+  text.replace(text.find("0.001"), 5, "1e999");
+  write(text);
+  const std::string message = refused({"1e999", "finite"});
+  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+}
+
+TEST_F(TaskSpecFile, TheNameIsTheFolder) {
+  json j = valid();
+  j["name"] = "rmsnorm";
+  write(j.dump());
+  refused({"task.name", "\"rmsnorm\" is not the task's folder \"t\""});
+}
+
+TEST_F(TaskSpecFile, ANormalDistributionNeedsANonNegativeStd) {
+  json j = valid();
+  j["buffers"]["x"]["init"] = {{"dist", "normal"}, {"std", -1}};
+  write(j.dump());
+  refused({"buffers.x.init.std", "not negative"});
+}
+
+TEST_F(TaskSpecFile, BufferNamesAreIdentifiers) {
+  json j = valid();
+  j["buffers"]["y z"] = j["buffers"]["y"];
+  j["buffers"].erase("y");
+  write(j.dump());
+  refused({"buffers.y z", "identifier"});
 }
 
 TEST_F(TaskSpecFile, UnknownTopLevelKey) {
