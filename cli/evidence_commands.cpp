@@ -70,6 +70,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   struct flags {
     std::filesystem::path dir;
     std::optional<std::filesystem::path> pubkey;
+    bool allow_unchecked = false;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -81,9 +82,9 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
       "digests), extra, symlink, not_a_file, unreadable, manifest (SHA256SUMS missing, or a "
       "malformed line, an absolute path or a '..' component in it), signature, claim (in a "
       "portfolio's bundle, a number of its report that is not the one in the run bundle it "
-      "cites; every run bundle inside is verified too). A bundle with "
-      "SHA256SUMS.sig verifies without --pubkey too, but its signature is then reported as "
-      "unchecked.\n\n"
+      "cites; every run bundle inside is verified too). A bundle with SHA256SUMS.sig verifies "
+      "only with --pubkey (SHA256SUMS.signer names the key), or with "
+      "--allow-unchecked-signature, and then the last line says UNCHECKED, not OK.\n\n"
       "Examples:\n  blaster verify evidence/run-12\n  blaster verify run-12 --pubkey me.pub "
       "--json\n\n"
       "Exit status: 0 the bundle verifies: every listed file matches, nothing else is there, and "
@@ -93,10 +94,13 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->add_option("dir", f->dir, "the bundle folder")->required();
   cmd->add_option("--pubkey", f->pubkey,
                   "the signer's public key (PREFIX.pub); the bundle must then be signed by it");
+  cmd->add_flag("--allow-unchecked-signature", f->allow_unchecked,
+                "accept a signed bundle without checking its signature (the files are still "
+                "checked; the result says UNCHECKED)");
   return [f, &global]() {
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr);
+    bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked);
     check_portfolio_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
@@ -111,6 +115,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                           {"files_listed", v.files_listed}, {"files_matched", v.files_matched},
                           {"problems", problems},           {"signature", name_of(v.signature)}};
       if (!v.signer_sha256.empty()) j["signer_sha256"] = v.signer_sha256;
+      if (!v.named_signer_sha256.empty()) j["named_signer_sha256"] = v.named_signer_sha256;
       if (!v.ok()) {
         j["error"] =
             error_json("not_verified",
@@ -136,7 +141,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
           fmt::print("signature: INVALID\n");
           break;
         case signature_status::unchecked:
-          fmt::print("signature: present but unchecked; pass --pubkey KEY.pub to check it\n");
+          fmt::print("signature: present{} and NOT CHECKED (--allow-unchecked-signature)\n",
+                     v.named_signer_sha256.empty() ? "" : ", by key " + v.named_signer_sha256);
           break;
         case signature_status::missing:
           fmt::print("signature: MISSING, and --pubkey asked for one\n");
@@ -145,7 +151,11 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
           fmt::print("signature: none\n");
           break;
       }
-      if (v.ok()) {
+      if (v.ok() && v.signature == signature_status::unchecked) {
+        fmt::print(
+            "UNCHECKED: every file matches SHA256SUMS and nothing else is there, but the "
+            "signature was not checked; pass --pubkey KEY.pub to check it\n");
+      } else if (v.ok()) {
         fmt::print("OK: every file matches SHA256SUMS and nothing else is there\n");
       } else {
         fmt::print("FAILED: {} problem{}; do not trust this bundle\n", v.problems.size(),

@@ -114,6 +114,8 @@ bundle_written write_bundle(const fs::path& out_flag,
   write_file_atomically(partial.path() / bundle_manifest_name, manifest_text);
   if (signing_key != nullptr) {
     write_file_atomically(partial.path() / bundle_signature_name, signing_key->sign(manifest_text));
+    write_file_atomically(partial.path() / bundle_signer_name,
+                          fmt::format("ed25519 {}\n", signing_key->public_sha256()));
   }
   fsync_folder(partial.path());
   // Over an empty folder too: rename(2) replaces an empty directory.
