@@ -543,12 +543,13 @@ bench_report run_bench(const bench_options& given, store& records) {
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
-  compile_cache cache(records.home() / "cache", records.cas());
-  compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
-
+  // The run is on record from its first compile, so that one killed while compiling is found
+  // and marked interrupted when the store is next opened.
   const std::int64_t run_id = records.begin_run(options.command, task.name, device_json(report));
   report.run_id = run_id;
+  compile_cache cache(records.home() / "cache", records.cas());
   try {
+    compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
     if (report.gpu) {
       measure(options, task, reference, launcher, report, compiled.runnable);
       summarize(records, options, report);

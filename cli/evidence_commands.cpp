@@ -20,6 +20,7 @@ command_fn add_export_command(CLI::App& app, const global_options& global) {
     std::string run;
     std::filesystem::path out;
     std::optional<std::filesystem::path> sign;
+    bool allow_incomplete = false;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -34,17 +35,20 @@ command_fn add_export_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 written; 1 the machine failed (I/O, a full disk, or an object the store "
       "lacks or that no longer matches its digest: the store is damaged); 2 bad input: no such "
       "run, --out exists and is not empty, --sign is not an Ed25519 private key, no store at "
-      "--home.");
+      "--home, the run is running or was interrupted (without --allow-incomplete).");
   cmd->add_option("run", f->run, "a run id (see blaster runs) or 'latest'")->required();
   cmd->add_option("--out", f->out, "the bundle folder to create")->required();
   cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  cmd->add_flag("--allow-incomplete", f->allow_incomplete,
+                "export a run that is still running or was interrupted (its run.json says so)");
   return [f, &global]() {
     // The key first: a bad key should fail before any work.
     std::optional<ed25519_key> key;
     if (f->sign) key = read_private_key(*f->sign);
     const std::unique_ptr<store> records = require_store(global);
     const std::int64_t run_id = run_catalog(*records).resolve(f->run);
-    const bundle_export written = export_bundle(*records, run_id, f->out, key ? &*key : nullptr);
+    const bundle_export written =
+        export_bundle(*records, run_id, f->out, key ? &*key : nullptr, f->allow_incomplete);
     if (global.json) {
       nlohmann::json j = {{"dir", written.dir.string()},
                           {"run_id", written.run_id},

@@ -334,10 +334,13 @@ TEST_F(EvidenceBundle, DamagedStoreFailsTheExportAndLeavesNothing) {
   EXPECT_EQ(left, std::vector<std::string>{"home"});
 }
 
-TEST_F(EvidenceBundle, RunWithoutAReportStillExports) {
+TEST_F(EvidenceBundle, RunWithoutAReportStillExportsWhenAsked) {
   const std::int64_t running = records_.begin_run("blaster bench --task rmsnorm", "rmsnorm", "");
   const fs::path out = scratch_.path() / "running";
-  export_bundle(records_, running, out, nullptr);
+  // Unfinished, it would verify as if complete: only an explicit request exports it.
+  EXPECT_THROW(export_bundle(records_, running, out, nullptr), input_error);
+  EXPECT_FALSE(fs::exists(out));
+  export_bundle(records_, running, out, nullptr, /*allow_incomplete=*/true);
   EXPECT_TRUE(verify_bundle(out, nullptr).ok());
   const auto results = nlohmann::json::parse(read_file(out / "results.json"));
   EXPECT_EQ(results.at("runs").at(0).at("status"), "running");
