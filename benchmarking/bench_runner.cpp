@@ -148,7 +148,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.roofline_write_bytes = task.write_bytes ? task.write_bytes->evaluate(symbols) : 0;
   report.footprint_bytes = 0;
   for (const auto& b : task.buffers) {
-    report.footprint_bytes += task.elements(b, timed) * static_cast<std::int64_t>(size_of(b.type));
+    report.footprint_bytes += task.buffer_bytes(b, timed);
   }
   report.roofline_flops = task.flops.evaluate(symbols);
   for (const auto& b : task.buffers) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
@@ -130,16 +132,35 @@ std::string check_plan_limits(const launch_plan& plan, const std::filesystem::pa
 
 // Compiles every request on at most one thread per hardware thread; the sandbox bounds the
 // compiling children of all threads together the same way.
+// Fewer variants compile in seconds; more get progress lines.
+constexpr std::size_t min_variants_to_report = 16;
+
 std::vector<compile_output> compile_all(const std::vector<compile_request>& requests,
                                         compile_cache* cache, const compile_limits& limits) {
   std::vector<compile_output> out(requests.size());
   std::atomic<std::size_t> next{0};
+  // A large params space compiles for minutes: say how far it got at each quarter.
+  std::atomic<std::size_t> done{0};
+  const std::size_t quarter = (requests.size() + 3) / 4;
+  const auto started = std::chrono::steady_clock::now();
+  auto report_progress = [&] {
+    const std::size_t finished = ++done;
+    if (requests.size() < min_variants_to_report || finished % quarter != 0 ||
+        finished == requests.size()) {
+      return;
+    }
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+    spdlog::info("{}: compiled {} of {} variants in {:.0f} s", requests.front().file_name, finished,
+                 requests.size(), elapsed.count());
+  };
+
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&] {
     for (std::size_t i = next++; i < requests.size(); i = next++) {
       try {
         out[i] = compile_sandboxed_cached(requests[i], cache, limits);
+        report_progress();
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();

@@ -138,7 +138,7 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
     return it->second;
   };
   for (const auto& b : w.task.buffers) {
-    add(b.name, static_cast<std::size_t>(w.task.elements(b, c)) * size_of(b.type));
+    add(b.name, static_cast<std::size_t>(w.task.buffer_bytes(b, c)));
     if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
   }
   for (const auto& [name, bytes] : plan.scratch) {

@@ -69,6 +69,13 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     }
     const std::int64_t n = evaluate_at(bytes, symbols, file);
     if (n < 0) fail_at(file, bytes.where, fmt::format("scratch \"{}\" has {} bytes", name, n));
+    // Bounded before any allocation: no device holds more, and sums of sizes stay in range.
+    if (n > max_case_bytes) {
+      fail_at(file, bytes.where,
+              fmt::format("scratch \"{}\" has {} bytes in case {}, over the limit of {} GiB; "
+                          "shrink it",
+                          name, n, c.name, max_case_bytes >> 30));
+    }
     out.scratch.emplace_back(name, n);
   }
   if (plan.cluster) {

@@ -75,6 +75,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
     std::filesystem::path dir;
     std::optional<std::filesystem::path> pubkey;
     bool allow_unchecked = false;
+    std::uint64_t max_file_bytes = default_max_bundle_file_bytes;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -101,10 +102,14 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--allow-unchecked-signature", f->allow_unchecked,
                 "accept a signed bundle without checking its signature (the files are still "
                 "checked; the result says UNCHECKED)");
+  cmd->add_option("--max-file-bytes", f->max_file_bytes,
+                  "a listed file larger than this is a problem, never hashed (default 4 GiB)")
+      ->check(CLI::PositiveNumber);
   return [f, &global]() {
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked);
+    bundle_verification v =
+        verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked, f->max_file_bytes);
     check_portfolio_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();

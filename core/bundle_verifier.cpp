@@ -103,6 +103,8 @@ std::string_view name_of(bundle_problem_kind kind) {
       return "not_a_file";
     case bundle_problem_kind::unreadable:
       return "unreadable";
+    case bundle_problem_kind::too_large:
+      return "too_large";
     case bundle_problem_kind::manifest:
       return "manifest";
     case bundle_problem_kind::signature:
@@ -130,7 +132,7 @@ std::string_view name_of(signature_status status) {
 }
 
 bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public_key,
-                                  bool allow_unchecked_signature) {
+                                  bool allow_unchecked_signature, std::uint64_t max_file_bytes) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     BLASTER_INPUT_ERROR("{}: not a folder; give the folder that holds the bundle's SHA256SUMS",
@@ -193,6 +195,16 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
         problems.push_back({bundle_problem_kind::missing, entry.path,
                             "listed in SHA256SUMS but not a file in the bundle", entry.sha256, ""});
       }
+      continue;
+    }
+    std::error_code size_ec;
+    const std::uintmax_t size = fs::file_size(dir / entry.path, size_ec);
+    if (!size_ec && size > max_file_bytes) {
+      problems.push_back({bundle_problem_kind::too_large, entry.path,
+                          fmt::format("{} bytes, over the {} bytes verify hashes; "
+                                      "--max-file-bytes N raises the limit",
+                                      size, max_file_bytes),
+                          entry.sha256, ""});
       continue;
     }
     std::string actual;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@ enum class bundle_problem_kind {
   symlink,     // a bundle holds plain files only; a link could point anywhere
   not_a_file,  // a FIFO, socket or device where a file should be
   unreadable,  // the file or folder could not be read
+  too_large,   // larger than the limit verify hashes (--max-file-bytes)
   manifest,    // SHA256SUMS itself is missing or malformed
   signature,   // SHA256SUMS.sig does not verify, or --pubkey was given and there is none
   claim,       // a number the report states is not the one its cited source holds
@@ -59,7 +61,11 @@ struct bundle_verification {
 // path; none stops the others from being found. Only a `dir` that is not a folder is an
 // input_error. A signature with no key to check it is a problem unless
 // `allow_unchecked_signature`; then its status says unchecked.
+// A listed file larger than `max_file_bytes` is a problem, never hashed: a bundle cannot make
+// verify read a terabyte (a sparse file costs its maker nothing).
+inline constexpr std::uint64_t default_max_bundle_file_bytes = std::uint64_t{4} << 30;
 bundle_verification verify_bundle(const std::filesystem::path& dir, const ed25519_key* public_key,
-                                  bool allow_unchecked_signature = false);
+                                  bool allow_unchecked_signature = false,
+                                  std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
 
 }  // namespace blaster

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -174,6 +175,15 @@ std::int64_t task_spec::elements(const buffer_spec& b, const task_case& c) const
     }
   }
   return count;
+}
+
+std::int64_t task_spec::buffer_bytes(const buffer_spec& b, const task_case& c) const {
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(elements(b, c), static_cast<std::int64_t>(size_of(b.type)), &n)) {
+    BLASTER_INPUT_ERROR("task {}, case {}: buffer {} has more bytes than an int64 holds", name,
+                        c.name, b.name);
+  }
+  return n;
 }
 
 distribution task_spec::input_distribution(const buffer_spec& b, const task_case& c) const {
@@ -406,15 +416,31 @@ task_spec load_task(const std::filesystem::path& dir) {
         r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
       }
     };
+    std::int64_t case_bytes = 0;
     for (const auto& b : task.buffers) {
       for (std::size_t i = 0; i < b.shape.size(); ++i) {
         check(b.shape[i], fmt::format("buffers.{}.shape[{}]", b.name, i));
       }
       try {
-        static_cast<void>(task.elements(b, c));
+        if (__builtin_add_overflow(case_bytes, task.buffer_bytes(b, c), &case_bytes)) {
+          case_bytes = std::numeric_limits<std::int64_t>::max();
+        }
       } catch (const input_error& error) {
         r.fail(fmt::format("buffers.{}.shape", b.name), error.what());
       }
+    }
+    // Sizes are bounded here, before anything is drawn or allocated, GPU or not.
+    if (case_bytes > max_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the limit of {} GiB; shrink the case",
+                         case_bytes, max_case_bytes >> 30));
+    }
+    if (!c.large && case_bytes > max_checked_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the {} GiB that a case checked on every "
+                         "run may hold; mark it \"large\": true (checked only when timed) or "
+                         "shrink it",
+                         case_bytes, max_checked_case_bytes >> 30));
     }
     if (task.read_bytes) {
       check(*task.read_bytes, "roofline.read_bytes");

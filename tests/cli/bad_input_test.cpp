@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_io.hpp"
+#include "core/sha256.hpp"
 
 namespace blaster {
 namespace {
@@ -190,6 +192,57 @@ TEST_F(BadInput, AParamMayNotShadowATaskSymbol) {
   expect_error(
       compile(fmt::format("--candidate '{}'", candidate("shadow.cu", "", "{\"C\": [1]}").string())),
       2, "param \"C\" shadows the task's symbol");
+}
+
+TEST_F(BadInput, SizesAreBoundedBeforeAnyAllocation) {
+  // A scratch buffer of 10^18 bytes, refused at its place in the plan.
+  std::string text = read_file(root() / "tasks" / "rmsnorm" / "init.cu");
+  text.insert(text.find("  ]\n}") + 3, ",\n  \"scratch\": {\"huge\": \"1000000000000000000\"}");
+  write_file_atomically(dir_ / "huge.cu", text);
+  expect_error(compile(fmt::format("--candidate '{}'", (dir_ / "huge.cu").string())), 2,
+               "huge.cu:7:24: scratch \"huge\" has 1000000000000000000 bytes");
+  // 10,000 params combinations: refused before any compiles, naming the flag.
+  std::string values = "[0";
+  for (int i = 1; i < 100; ++i) values += fmt::format(", {}", i);
+  values += "]";
+  const fs::path many = candidate("many.cu", "", fmt::format("{{\"P\": {0}, \"Q\": {0}}}", values));
+  expect_error(compile(fmt::format("--candidate '{}'", many.string())), 2, "--max-variants");
+}
+
+TEST_F(BadInput, ALongCompileOfManyVariantsShowsProgress) {
+  std::string values = "[0";
+  for (int i = 1; i < 24; ++i) values += fmt::format(", {}", i);
+  values += "]";
+  const fs::path file = candidate("variants.cu", "", fmt::format("{{\"UNUSED\": {}}}", values));
+  const outcome r = run(compile(fmt::format("--candidate '{}'", file.string())));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("variants.cu: compiled "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" of 24 variants in "), std::string::npos) << r.err;
+}
+
+TEST_F(BadInput, VerifyHashesNoFileOverItsLimit) {
+  // A terabyte that costs its maker nothing: a sparse file, listed in SHA256SUMS.
+  fs::create_directories(dir_ / "bundle");
+  write_file_atomically(dir_ / "bundle" / "small.txt", "twelve bytes");
+  { std::ofstream(dir_ / "bundle" / "huge.bin").put('\0'); }
+  fs::resize_file(dir_ / "bundle" / "huge.bin", std::uintmax_t{1} << 40);
+  write_file_atomically(
+      dir_ / "bundle" / "SHA256SUMS",
+      std::string(64, '0') + "  huge.bin\n" + sha256_hex("twelve bytes") + "  small.txt\n");
+  const std::string verify = fmt::format("{} verify '{}'", home_flag(), (dir_ / "bundle").string());
+  expect_error(verify, 4, "do not trust this bundle");
+  const outcome r = run(verify + " --json");
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("problems").size(), 1U) << r.out;
+  EXPECT_EQ(j.at("problems")[0].at("problem"), "too_large");
+  EXPECT_EQ(j.at("problems")[0].at("path"), "huge.bin");
+  EXPECT_EQ(j.at("files_matched"), 1);
+  // The limit is the user's to set.
+  fs::remove(dir_ / "bundle" / "huge.bin");
+  write_file_atomically(dir_ / "bundle" / "SHA256SUMS",
+                        sha256_hex("twelve bytes") + "  small.txt\n");
+  EXPECT_EQ(run(verify + " --max-file-bytes 11").exit_code, 4);
+  EXPECT_EQ(run(verify + " --max-file-bytes 12").exit_code, 0);
 }
 
 TEST_F(BadInput, CompilingAnEmptyFolderIsBadInput) {

@@ -210,6 +210,33 @@ TEST_F(TaskSpecFile, BufferNamesAreIdentifiers) {
   refused({"buffers.y z", "identifier"});
 }
 
+TEST_F(TaskSpecFile, ByteCountsThatOverflowAreRefused) {
+  // 2^61 f64 elements are 2^64 bytes: the count fits an int64, its bytes do not.
+  json j = valid();
+  j["symbols"]["N"]["type"] = "i64";
+  j["buffers"]["x"]["dtype"] = "f64";
+  j["buffers"]["x"]["shape"] = json::array({"N"});
+  j["cases"][0]["symbols"]["N"] = 2305843009213693952;
+  write(j.dump());
+  refused({"buffers.x.shape", "more bytes than an int64 holds"});
+}
+
+TEST_F(TaskSpecFile, ACaseCheckedOnEveryRunHasABoundedSize) {
+  // 4 GB of buffers in a case every run checks on the host, three seeds over.
+  json j = valid();
+  j["cases"][1]["symbols"] = {{"N", 1000000}, {"M", 1000}};
+  write(j.dump());
+  refused({"cases.small", "mark it \"large\""});
+  // Marked large, it is checked only when timed, and is accepted.
+  j["cases"][1]["large"] = true;
+  write(j.dump());
+  EXPECT_EQ(load_task(dir_).find_case("small").large, true);
+  // No case may exceed the bound for all cases, large or not: 10^12 elements of f32.
+  j["cases"][1]["symbols"] = {{"N", 1000000}, {"M", 1000000}};
+  write(j.dump());
+  refused({"cases.small", "over the limit of 256 GiB"});
+}
+
 TEST_F(TaskSpecFile, UnknownTopLevelKey) {
   json j = valid();
   j["colour"] = "blue";
