@@ -550,6 +550,14 @@ bench_report run_bench(const bench_options& given, store& records) {
   compile_cache cache(records.home() / "cache", records.cas());
   try {
     compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
+    if (report.device) {
+      // Every case the gate checks, and the timed one, must fit before anything is allocated.
+      for (const auto& c : task.cases) {
+        if (!c.large || c.name == report.timed_case) {
+          task.check_fits(c, report.device->total_memory_bytes);
+        }
+      }
+    }
     if (report.gpu) {
       measure(options, task, reference, launcher, report, compiled.runnable);
       summarize(records, options, report);

@@ -186,6 +186,17 @@ std::int64_t task_spec::buffer_bytes(const buffer_spec& b, const task_case& c) c
   return n;
 }
 
+void task_spec::check_fits(const task_case& c, std::uint64_t memory_bytes) const {
+  std::uint64_t total = 0;
+  for (const auto& b : buffers) total += static_cast<std::uint64_t>(buffer_bytes(b, c));
+  if (total > memory_bytes) {
+    BLASTER_INPUT_ERROR(
+        "task {}, case {}: its buffers hold {} bytes, more than the device's {} bytes of memory; "
+        "shrink the case or run it on a GPU with more memory",
+        name, c.name, total, memory_bytes);
+  }
+}
+
 distribution task_spec::input_distribution(const buffer_spec& b, const task_case& c) const {
   distribution d = b.init;
   if (auto it = c.init.find(b.name); it != c.init.end()) d = it->second;

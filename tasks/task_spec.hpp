@@ -94,6 +94,9 @@ struct task_spec {
   [[nodiscard]] std::int64_t elements(const buffer_spec& b, const task_case& c) const;
   // The buffer's size [bytes]; an input_error where it does not fit an int64.
   [[nodiscard]] std::int64_t buffer_bytes(const buffer_spec& b, const task_case& c) const;
+  // Throws an input_error when the case's buffers exceed `memory_bytes` (the device's): checked
+  // before any allocation, so that the message says why rather than an out-of-memory error.
+  void check_fits(const task_case& c, std::uint64_t memory_bytes) const;
   // How input b is drawn in case c: the case's override, else the buffer's own, with bounds
   // that depend on the case evaluated.
   [[nodiscard]] distribution input_distribution(const buffer_spec& b, const task_case& c) const;

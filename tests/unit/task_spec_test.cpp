@@ -237,6 +237,22 @@ TEST_F(TaskSpecFile, ACaseCheckedOnEveryRunHasABoundedSize) {
   refused({"cases.small", "over the limit of 256 GiB"});
 }
 
+TEST_F(TaskSpecFile, ACaseMustFitTheDevicesMemory) {
+  write(valid().dump());
+  const task_spec task = load_task(dir_);
+  // The canonical case: x and y of 8x4 f32 each, 256 bytes.
+  EXPECT_NO_THROW(task.check_fits(task.canonical(), 256));
+  try {
+    task.check_fits(task.canonical(), 255);
+    ADD_FAILURE() << "a case larger than the device was accepted";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("case main: its buffers hold 256 bytes, more than the "
+                                         "device's 255 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(TaskSpecFile, UnknownTopLevelKey) {
   json j = valid();
   j["colour"] = "blue";
