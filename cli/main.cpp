@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
       "CONTRIBUTING.md.\n\n"
       "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
       "the file, line and fix); 3 a GPU is needed and there is none; 4 (verify) the evidence "
-      "bundle does not verify.\n\n"
+      "bundle does not verify. With --json, a failing command prints {\"error\": {\"code\", "
+      "\"message\", \"file\", \"line\", \"hint\"}} on stdout.\n\n"
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
       "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
   app.require_subcommand(1);
