@@ -148,7 +148,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.roofline_write_bytes = task.write_bytes ? task.write_bytes->evaluate(symbols) : 0;
   report.footprint_bytes = 0;
   for (const auto& b : task.buffers) {
-    report.footprint_bytes += task.elements(b, timed) * static_cast<std::int64_t>(size_of(b.type));
+    report.footprint_bytes += task.buffer_bytes(b, timed);
   }
   report.roofline_flops = task.flops.evaluate(symbols);
   for (const auto& b : task.buffers) {
@@ -500,7 +500,7 @@ bench_report compile_task(const bench_options& options, store& records) {
   bench_report report;
   report.arch = options.arch.empty() ? "sm_90a" : options.arch;
   compiled_candidates compiled{
-      .task = load_task(options.root / "tasks" / options.task), .loaded = {}, .runnable = {}};
+      .task = load_task(options.root, options.task), .loaded = {}, .runnable = {}};
   compile_cache cache(records.home() / "cache", records.cas());
   // A GPU of the target architecture can report what the compiler's log may leave out.
   std::optional<cuda::context> context;
@@ -515,7 +515,7 @@ bench_report compile_task(const bench_options& options, store& records) {
 bench_report run_bench(const bench_options& given, store& records) {
   const auto started = std::chrono::steady_clock::now();
   compiled_candidates compiled{
-      .task = load_task(given.root / "tasks" / given.task), .loaded = {}, .runnable = {}};
+      .task = load_task(given.root, given.task), .loaded = {}, .runnable = {}};
   const task_spec& task = compiled.task;
   bench_options options = given;
   if (!options.mode_given && task.timing_mode) {
@@ -543,12 +543,21 @@ bench_report run_bench(const bench_options& given, store& records) {
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
-  compile_cache cache(records.home() / "cache", records.cas());
-  compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
-
+  // The run is on record from its first compile, so that one killed while compiling is found
+  // and marked interrupted when the store is next opened.
   const std::int64_t run_id = records.begin_run(options.command, task.name, device_json(report));
   report.run_id = run_id;
+  compile_cache cache(records.home() / "cache", records.cas());
   try {
+    compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
+    if (report.device) {
+      // Every case the gate checks, and the timed one, must fit before anything is allocated.
+      for (const auto& c : task.cases) {
+        if (!c.large || c.name == report.timed_case) {
+          task.check_fits(c, report.device->total_memory_bytes);
+        }
+      }
+    }
     if (report.gpu) {
       measure(options, task, reference, launcher, report, compiled.runnable);
       summarize(records, options, report);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
@@ -49,6 +51,56 @@ std::string read_source(const std::filesystem::path& file, std::uint64_t limit,
   return {};
 }
 
+// Length of the UTF-8 sequence at s[i], or 0 where the bytes there are not UTF-8.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+// Why the source is not text NVRTC reads as its author meant, or an empty string: a byte-order
+// mark and stray bytes otherwise surface as a hundred compiler errors far from their cause.
+std::string check_text(std::string_view source, const std::filesystem::path& file) {
+  if (source.starts_with("\xEF\xBB\xBF")) {
+    return fmt::format(
+        "{}:1:1: the file begins with a UTF-8 byte-order mark, which NVRTC does not accept; "
+        "save it as UTF-8 without a BOM",
+        file.string());
+  }
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < source.size();) {
+    const std::size_t length = utf8_length(source, i);
+    if (length == 0) {
+      return fmt::format(
+          "{}:{}:{}: byte 0x{:02X} is not UTF-8 text; remove it or save the file "
+          "as UTF-8",
+          file.string(), line, i - line_start + 1, static_cast<unsigned char>(source[i]));
+    }
+    if (source[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+    i += length;
+  }
+  return {};
+}
+
 // Why the plan is over a limit, or an empty string. Both are checked before anything compiles:
 // every launch is a step of every check, and every combination a compile and a gate of its own.
 std::string check_plan_limits(const launch_plan& plan, const std::filesystem::path& file,
@@ -80,16 +132,35 @@ std::string check_plan_limits(const launch_plan& plan, const std::filesystem::pa
 
 // Compiles every request on at most one thread per hardware thread; the sandbox bounds the
 // compiling children of all threads together the same way.
+// Fewer variants compile in seconds; more get progress lines.
+constexpr std::size_t min_variants_to_report = 16;
+
 std::vector<compile_output> compile_all(const std::vector<compile_request>& requests,
                                         compile_cache* cache, const compile_limits& limits) {
   std::vector<compile_output> out(requests.size());
   std::atomic<std::size_t> next{0};
+  // A large params space compiles for minutes: say how far it got at each quarter.
+  std::atomic<std::size_t> done{0};
+  const std::size_t quarter = (requests.size() + 3) / 4;
+  const auto started = std::chrono::steady_clock::now();
+  auto report_progress = [&] {
+    const std::size_t finished = ++done;
+    if (requests.size() < min_variants_to_report || finished % quarter != 0 ||
+        finished == requests.size()) {
+      return;
+    }
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started;
+    spdlog::info("{}: compiled {} of {} variants in {:.0f} s", requests.front().file_name, finished,
+                 requests.size(), elapsed.count());
+  };
+
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto work = [&] {
     for (std::size_t i = next++; i < requests.size(); i = next++) {
       try {
         out[i] = compile_sandboxed_cached(requests[i], cache, limits);
+        report_progress();
       } catch (...) {
         const std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -137,7 +208,14 @@ std::vector<std::filesystem::path> discover_candidates(
   }
   for (const auto& path : given) {
     if (std::filesystem::is_directory(path)) {
-      add_all(cu_files_in(path));
+      const auto found = cu_files_in(path);
+      if (found.empty()) {
+        BLASTER_INPUT_ERROR(
+            "{}: no .cu files in this folder; name a candidate file or a folder "
+            "that holds some",
+            path.string());
+      }
+      add_all(found);
     } else if (std::filesystem::is_regular_file(path)) {
       files.push_back(path);
     } else {
@@ -158,6 +236,7 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
   result.file = file;
   result.name = file.stem().string();
   result.compile_error = read_source(file, limits.max_source_bytes, result.source);
+  if (result.compile_error.empty()) result.compile_error = check_text(result.source, file);
   if (!result.compile_error.empty()) return result;
   compile_request sources;  // what the sources digest covers: the source, then its headers
   sources.source = result.source;

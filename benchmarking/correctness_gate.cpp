@@ -92,7 +92,7 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
                        .inputs = {},
                        .outputs = {}};
       for (const auto& b : task.buffers) {
-        const std::size_t bytes = static_cast<std::size_t>(task.elements(b, c)) * size_of(b.type);
+        const std::size_t bytes = static_cast<std::size_t>(task.buffer_bytes(b, c));
         std::size_t& cursor = b.role == buffer_role::input ? input_bytes : output_bytes;
         (b.role == buffer_role::input ? check.inputs : check.outputs)
             .push_back({b.name, cursor, bytes, {}});

@@ -138,7 +138,7 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
     return it->second;
   };
   for (const auto& b : w.task.buffers) {
-    add(b.name, static_cast<std::size_t>(w.task.elements(b, c)) * size_of(b.type));
+    add(b.name, static_cast<std::size_t>(w.task.buffer_bytes(b, c)));
     if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
   }
   for (const auto& [name, bytes] : plan.scratch) {
@@ -572,7 +572,7 @@ int run_gate_worker(const std::filesystem::path& request_file) {
     }
     worker_context w(request, context, stream);
     step("load");
-    w.task = load_task(request.root / "tasks" / request.task);
+    w.task = load_task(request.root, request.task);
     load_variant(w);
     step("map");
     w.inputs = mapped_file::open(request.inputs_file, mapped_file::access::read_only);

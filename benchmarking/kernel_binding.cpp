@@ -47,6 +47,12 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
   // Integer params (VEC, BLOCK) read like symbols in expressions.
   symbol_table symbols = task.integer_symbols(c);
   for (const auto& [name, value] : variant.params) {
+    // An expression such as "B*C" must mean the task's B, never a tunable of the same name.
+    if (task.find_symbol(name) != nullptr || task.find_buffer(name) != nullptr) {
+      fail_at(file, plan.params_where,
+              fmt::format("param \"{}\" shadows the task's {} of that name; rename the param", name,
+                          task.find_symbol(name) != nullptr ? "symbol" : "buffer"));
+    }
     try {
       std::size_t used = 0;
       const std::int64_t n = std::stoll(value, &used);
@@ -63,6 +69,13 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     }
     const std::int64_t n = evaluate_at(bytes, symbols, file);
     if (n < 0) fail_at(file, bytes.where, fmt::format("scratch \"{}\" has {} bytes", name, n));
+    // Bounded before any allocation: no device holds more, and sums of sizes stay in range.
+    if (n > max_case_bytes) {
+      fail_at(file, bytes.where,
+              fmt::format("scratch \"{}\" has {} bytes in case {}, over the limit of {} GiB; "
+                          "shrink it",
+                          name, n, c.name, max_case_bytes >> 30));
+    }
     out.scratch.emplace_back(name, n);
   }
   if (plan.cluster) {

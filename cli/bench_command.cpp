@@ -6,6 +6,7 @@
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
+#include "cli/error_report.hpp"
 #include "core/store.hpp"
 
 namespace blaster::cli {
@@ -94,11 +95,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                 "in the cache");
   cmd->add_option("--sample-ms", flags->sample_ms,
                   "hot and graph: target length of one sample [ms]")
-      ->check(CLI::Range(0.01, 1000.0))
+      ->check(finite_range(0.01, 1000.0))
       ->capture_default_str();
   cmd->add_option("--max-noise", flags->max_noise_pct,
                   "stop sampling once the relative noise is at most this [%]")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(finite_range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--min-samples", flags->min_samples, "samples taken before stopping may stop")
       ->check(CLI::Range(1, 100000))
@@ -107,7 +108,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--budget", flags->budget_s, "seconds of sampling at most per candidate")
-      ->check(CLI::Range(0.001, 3600.0))
+      ->check(finite_range(0.001, 3600.0))
       ->capture_default_str();
   cmd->add_option("--sessions", flags->sessions,
                   "timing sessions: each a fresh process per variant, the order alternating "
@@ -124,12 +125,12 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                   "(default 0: every candidate in every session)")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing sessions")
-      ->check(CLI::Range(0.0, 600.0))
+      ->check(finite_range(0.0, 600.0))
       ->capture_default_str();
   cmd->add_option("--deadline", flags->deadline_s,
                   "seconds each evaluation (gate or timing) may take before its process is "
                   "killed (default: twice what the baseline needed, plus 5 s)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(finite_range(0.1, 86400.0));
   cmd->add_flag("--sanitize", flags->sanitize,
                 "also run the gate's small cases under compute-sanitizer (memcheck, racecheck, "
                 "initcheck, synccheck) where it is installed; a reported error rejects the "
@@ -164,15 +165,19 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     }
     store records(resolve_home(global.home));
     const bench_report report = run_bench(options, records);
+    const std::string no_gpu =
+        fmt::format("correctness and timing need a GPU: {}", report.gpu_unavailable);
     if (global.json) {
-      std::cout << to_json(report).dump(2) << '\n';
+      nlohmann::json j = to_json(report);
+      if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
+      std::cout << j.dump(2) << '\n';
     } else if (report.gpu) {
       print_bench_table(report, std::cout);
     } else {
       print_compile_table(report, std::cout);
     }
     if (!report.gpu) {
-      std::cerr << "blaster: correctness and timing need a GPU: " << report.gpu_unavailable << '\n';
+      std::cerr << "blaster: " << no_gpu << '\n';
       return static_cast<int>(exit_no_gpu);
     }
     return static_cast<int>(exit_ok);

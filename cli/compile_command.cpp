@@ -1,9 +1,13 @@
+#include <algorithm>
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
+#include "cli/error_report.hpp"
 #include "core/store.hpp"
 
 namespace blaster::cli {
@@ -56,15 +60,23 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
     options.compile = to_compile_limits(flags->compile);
     store records(resolve_home(global.home));
     const bench_report report = compile_task(options, records);
+    const auto failed = std::count_if(report.results.begin(), report.results.end(),
+                                      [](const auto& r) { return r.reason != reason_code::none; });
     if (global.json) {
-      std::cout << to_json(report).dump(2) << '\n';
+      nlohmann::json j = to_json(report);
+      if (failed > 0) {
+        // The first refusal names its file, line and fix; the results hold every one.
+        const auto first =
+            std::find_if(report.results.begin(), report.results.end(),
+                         [](const auto& r) { return r.reason != reason_code::none; });
+        j["error"] = error_json("bad_input", first->message)["error"];
+        j["error"]["variants_failed"] = failed;
+      }
+      std::cout << j.dump(2) << '\n';
     } else {
       print_compile_table(report, std::cout);
     }
-    for (const auto& r : report.results) {
-      if (r.reason != reason_code::none) return static_cast<int>(exit_bad_input);
-    }
-    return static_cast<int>(exit_ok);
+    return static_cast<int>(failed > 0 ? exit_bad_input : exit_ok);
   };
 }
 

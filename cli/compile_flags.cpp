@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/error_report.hpp"
 #include "core/launch_plan.hpp"
 
 namespace blaster::cli {
@@ -13,13 +14,13 @@ void add_compile_limit_flags(CLI::App& command, compile_limit_flags& flags) {
                   fmt::format("seconds NVRTC may spend on one variant; past them its process is "
                               "stopped and the variant is a compile_error (default {})",
                               defaults.timeout.count() / 1000))
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(finite_range(1.0, 86400.0));
   command
       .add_option("--compile-memory", flags.memory_gib,
                   fmt::format("GiB of address space the compiling process may use; past them "
                               "the variant is a compile_error (default {})",
                               defaults.memory_bytes >> 30))
-      ->check(CLI::Range(0.25, 1024.0));
+      ->check(finite_range(0.25, 1024.0));
   command
       .add_option("--max-source-bytes", flags.max_source_bytes,
                   fmt::format("a candidate file larger than this is a compile_error, refused "

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
 #include "core/bundle_verifier.hpp"
 #include "core/error.hpp"
@@ -19,6 +20,7 @@ command_fn add_export_command(CLI::App& app, const global_options& global) {
     std::string run;
     std::filesystem::path out;
     std::optional<std::filesystem::path> sign;
+    bool allow_incomplete = false;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -33,17 +35,20 @@ command_fn add_export_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 written; 1 the machine failed (I/O, a full disk, or an object the store "
       "lacks or that no longer matches its digest: the store is damaged); 2 bad input: no such "
       "run, --out exists and is not empty, --sign is not an Ed25519 private key, no store at "
-      "--home.");
+      "--home, the run is running or was interrupted (without --allow-incomplete).");
   cmd->add_option("run", f->run, "a run id (see blaster runs) or 'latest'")->required();
   cmd->add_option("--out", f->out, "the bundle folder to create")->required();
   cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  cmd->add_flag("--allow-incomplete", f->allow_incomplete,
+                "export a run that is still running or was interrupted (its run.json says so)");
   return [f, &global]() {
     // The key first: a bad key should fail before any work.
     std::optional<ed25519_key> key;
     if (f->sign) key = read_private_key(*f->sign);
     const std::unique_ptr<store> records = require_store(global);
     const std::int64_t run_id = run_catalog(*records).resolve(f->run);
-    const bundle_export written = export_bundle(*records, run_id, f->out, key ? &*key : nullptr);
+    const bundle_export written =
+        export_bundle(*records, run_id, f->out, key ? &*key : nullptr, f->allow_incomplete);
     if (global.json) {
       nlohmann::json j = {{"dir", written.dir.string()},
                           {"run_id", written.run_id},
@@ -69,6 +74,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   struct flags {
     std::filesystem::path dir;
     std::optional<std::filesystem::path> pubkey;
+    bool allow_unchecked = false;
+    std::uint64_t max_file_bytes = default_max_bundle_file_bytes;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -80,9 +87,9 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
       "digests), extra, symlink, not_a_file, unreadable, manifest (SHA256SUMS missing, or a "
       "malformed line, an absolute path or a '..' component in it), signature, claim (in a "
       "portfolio's bundle, a number of its report that is not the one in the run bundle it "
-      "cites; every run bundle inside is verified too). A bundle with "
-      "SHA256SUMS.sig verifies without --pubkey too, but its signature is then reported as "
-      "unchecked.\n\n"
+      "cites; every run bundle inside is verified too). A bundle with SHA256SUMS.sig verifies "
+      "only with --pubkey (SHA256SUMS.signer names the key), or with "
+      "--allow-unchecked-signature, and then the last line says UNCHECKED, not OK.\n\n"
       "Examples:\n  blaster verify evidence/run-12\n  blaster verify run-12 --pubkey me.pub "
       "--json\n\n"
       "Exit status: 0 the bundle verifies: every listed file matches, nothing else is there, and "
@@ -92,10 +99,17 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->add_option("dir", f->dir, "the bundle folder")->required();
   cmd->add_option("--pubkey", f->pubkey,
                   "the signer's public key (PREFIX.pub); the bundle must then be signed by it");
+  cmd->add_flag("--allow-unchecked-signature", f->allow_unchecked,
+                "accept a signed bundle without checking its signature (the files are still "
+                "checked; the result says UNCHECKED)");
+  cmd->add_option("--max-file-bytes", f->max_file_bytes,
+                  "a listed file larger than this is a problem, never hashed (default 4 GiB)")
+      ->check(CLI::PositiveNumber);
   return [f, &global]() {
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    bundle_verification v = verify_bundle(f->dir, key ? &*key : nullptr);
+    bundle_verification v =
+        verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked, f->max_file_bytes);
     check_portfolio_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
@@ -110,6 +124,13 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                           {"files_listed", v.files_listed}, {"files_matched", v.files_matched},
                           {"problems", problems},           {"signature", name_of(v.signature)}};
       if (!v.signer_sha256.empty()) j["signer_sha256"] = v.signer_sha256;
+      if (!v.named_signer_sha256.empty()) j["named_signer_sha256"] = v.named_signer_sha256;
+      if (!v.ok()) {
+        j["error"] =
+            error_json("not_verified",
+                       fmt::format("{}: {} problem{}; do not trust this bundle", v.dir.string(),
+                                   v.problems.size(), v.problems.size() == 1 ? "" : "s"))["error"];
+      }
       std::cout << j.dump(2) << '\n';
     } else {
       fmt::print("bundle {}: {} files listed in SHA256SUMS, {} match\n", v.dir.string(),
@@ -129,7 +150,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
           fmt::print("signature: INVALID\n");
           break;
         case signature_status::unchecked:
-          fmt::print("signature: present but unchecked; pass --pubkey KEY.pub to check it\n");
+          fmt::print("signature: present{} and NOT CHECKED (--allow-unchecked-signature)\n",
+                     v.named_signer_sha256.empty() ? "" : ", by key " + v.named_signer_sha256);
           break;
         case signature_status::missing:
           fmt::print("signature: MISSING, and --pubkey asked for one\n");
@@ -138,7 +160,11 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
           fmt::print("signature: none\n");
           break;
       }
-      if (v.ok()) {
+      if (v.ok() && v.signature == signature_status::unchecked) {
+        fmt::print(
+            "UNCHECKED: every file matches SHA256SUMS and nothing else is there, but the "
+            "signature was not checked; pass --pubkey KEY.pub to check it\n");
+      } else if (v.ok()) {
         fmt::print("OK: every file matches SHA256SUMS and nothing else is there\n");
       } else {
         fmt::print("FAILED: {} problem{}; do not trust this bundle\n", v.problems.size(),

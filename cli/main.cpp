@@ -1,6 +1,8 @@
 // blaster: is this kernel correct, and how fast is it, on this GPU, against the baseline and
 // against the hardware's limit?
+#include <algorithm>
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 
 #include "benchmarking/gate_worker.hpp"
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "core/compile_sandbox.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
@@ -41,7 +44,8 @@ int main(int argc, char** argv) {
       "CONTRIBUTING.md.\n\n"
       "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
       "the file, line and fix); 3 a GPU is needed and there is none; 4 (verify) the evidence "
-      "bundle does not verify.\n\n"
+      "bundle does not verify. With --json, a failing command prints {\"error\": {\"code\", "
+      "\"message\", \"file\", \"line\", \"hint\"}} on stdout.\n\n"
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
       "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
   app.require_subcommand(1);
@@ -63,7 +67,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_bad_input;
+    const int code = app.exit(e) == 0 ? exit_ok : exit_bad_input;
+    // The flags did not parse, so look for --json among the words.
+    const bool json = std::any_of(argv + 1, argv + argc,
+                                  [](const char* a) { return std::string_view(a) == "--json"; });
+    if (code != exit_ok && json) {
+      std::cout << error_json("bad_input", fmt::format("{}; see blaster --help", e.what())).dump(2)
+                << '\n';
+    }
+    return code;
   }
 
   // Progress goes to stderr so that stdout stays one table or one JSON document.
@@ -72,19 +84,22 @@ int main(int argc, char** argv) {
   logger->set_level(global.quiet ? spdlog::level::warn : spdlog::level::info);
   spdlog::set_default_logger(logger);
 
+  // Every failure prints one line on stderr and, with --json, one object on stdout.
+  auto fail = [&global](int code, std::string_view name, const std::string& message) {
+    std::cerr << "blaster: " << message << '\n';
+    if (global.json) std::cout << error_json(name, message).dump(2) << '\n';
+    return code;
+  };
   try {
     for (std::size_t i = 0; i < std::size(commands); ++i) {
       if (app.get_subcommands({}).at(i)->parsed()) return commands[i]();
     }
   } catch (const blaster::input_error& e) {
-    std::cerr << "blaster: " << e.what() << '\n';
-    return exit_bad_input;
+    return fail(exit_bad_input, "bad_input", e.what());
   } catch (const blaster::cuda::gpu_unavailable& e) {
-    std::cerr << "blaster: this command needs a GPU: " << e.what() << '\n';
-    return exit_no_gpu;
+    return fail(exit_no_gpu, "no_gpu", fmt::format("this command needs a GPU: {}", e.what()));
   } catch (const std::exception& e) {
-    std::cerr << "blaster: " << e.what() << '\n';
-    return exit_failure;
+    return fail(exit_failure, "failure", e.what());
   }
   return exit_failure;
 }

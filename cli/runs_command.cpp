@@ -80,8 +80,10 @@ command_fn add_runs_command(CLI::App& app, const global_options& global) {
                           "--json\n\n") +
               read_exit_codes);
   cmd->add_option("--task", filter->task, "only runs of this task");
-  cmd->add_option("--status", filter->status,
-                  "only runs with this status (completed, no_gpu, failed, running)");
+  cmd->add_option(
+      "--status", filter->status,
+      "only runs with this status (completed, no_gpu, failed, running, interrupted: its "
+      "process ended before it finished)");
   cmd->add_option("--limit", filter->limit, "at most this many runs; 0: all (default 20)")
       ->check(CLI::NonNegativeNumber);
   return [filter, &global]() {

@@ -21,6 +21,7 @@ nlohmann::json text_or_null(const std::string& text) {
 
 std::unique_ptr<store> open_existing_store(const global_options& global) {
   const std::filesystem::path home = resolve_home(global.home);
+  check_home_layout(home);
   std::error_code ec;
   if (!std::filesystem::exists(home / "blaster.db", ec)) return nullptr;
   return std::make_unique<store>(home);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <system_error>
 
@@ -82,7 +83,8 @@ bool covered_by_reported_entry(const folder_listing& listing, std::string_view p
 }
 
 bool is_top_level_control_file(const std::string& path) {
-  return path == bundle_manifest_name || path == bundle_signature_name;
+  return path == bundle_manifest_name || path == bundle_signature_name ||
+         path == bundle_signer_name;
 }
 
 }  // namespace
@@ -101,6 +103,8 @@ std::string_view name_of(bundle_problem_kind kind) {
       return "not_a_file";
     case bundle_problem_kind::unreadable:
       return "unreadable";
+    case bundle_problem_kind::too_large:
+      return "too_large";
     case bundle_problem_kind::manifest:
       return "manifest";
     case bundle_problem_kind::signature:
@@ -127,7 +131,8 @@ std::string_view name_of(signature_status status) {
   return "unknown";
 }
 
-bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public_key) {
+bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public_key,
+                                  bool allow_unchecked_signature, std::uint64_t max_file_bytes) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     BLASTER_INPUT_ERROR("{}: not a folder; give the folder that holds the bundle's SHA256SUMS",
@@ -192,6 +197,16 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
       }
       continue;
     }
+    std::error_code size_ec;
+    const std::uintmax_t size = fs::file_size(dir / entry.path, size_ec);
+    if (!size_ec && size > max_file_bytes) {
+      problems.push_back({bundle_problem_kind::too_large, entry.path,
+                          fmt::format("{} bytes, over the {} bytes verify hashes; "
+                                      "--max-file-bytes N raises the limit",
+                                      size, max_file_bytes),
+                          entry.sha256, ""});
+      continue;
+    }
     std::string actual;
     try {
       actual = sha256_file_hex(dir / entry.path);
@@ -217,6 +232,15 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
     }
   }
 
+  // The fingerprint the bundle says signed it; trusted only as far as the signature is checked.
+  if (is_file(std::string(bundle_signer_name))) {
+    const std::optional<std::string> text = read_listed(std::string(bundle_signer_name));
+    static const std::regex form("^ed25519 ([0-9a-f]{64})\n?$");
+    std::smatch m;
+    if (text && std::regex_match(*text, m, form)) result.named_signer_sha256 = m[1].str();
+  }
+  const std::string named_key =
+      result.named_signer_sha256.empty() ? "" : " by key " + result.named_signer_sha256;
   if (is_file(signature_name)) {
     const std::optional<std::string> signature = read_listed(signature_name);
     if (signature && signature->size() != 64) {
@@ -226,6 +250,16 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
                           "", ""});
     } else if (signature && public_key == nullptr) {
       result.signature = signature_status::unchecked;
+      // A signature nobody checks proves nothing; passing over it has to be asked for.
+      if (!allow_unchecked_signature) {
+        problems.push_back(
+            {bundle_problem_kind::signature, signature_name,
+             fmt::format("the bundle is signed{} and the signature was not checked; pass "
+                         "--pubkey KEY.pub with the signer's public key, or "
+                         "--allow-unchecked-signature to accept the files without it",
+                         named_key),
+             "", ""});
+      }
     } else if (signature && manifest_text) {
       if (public_key->verify(*manifest_text, *signature)) {
         result.signature = signature_status::valid;
@@ -233,8 +267,13 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
         result.signature = signature_status::invalid;
         problems.push_back(
             {bundle_problem_kind::signature, signature_name,
-             fmt::format("not a signature of SHA256SUMS by the key {}", result.signer_sha256), "",
-             ""});
+             !result.named_signer_sha256.empty() &&
+                     result.named_signer_sha256 != result.signer_sha256
+                 ? fmt::format("signed by key {}, not by the given key {}; check it with that "
+                               "key's .pub",
+                               result.named_signer_sha256, result.signer_sha256)
+                 : fmt::format("not a signature of SHA256SUMS by the key {}", result.signer_sha256),
+             "", ""});
       }
     } else if (signature) {
       result.signature = signature_status::invalid;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@ enum class bundle_problem_kind {
   symlink,     // a bundle holds plain files only; a link could point anywhere
   not_a_file,  // a FIFO, socket or device where a file should be
   unreadable,  // the file or folder could not be read
+  too_large,   // larger than the limit verify hashes (--max-file-bytes)
   manifest,    // SHA256SUMS itself is missing or malformed
   signature,   // SHA256SUMS.sig does not verify, or --pubkey was given and there is none
   claim,       // a number the report states is not the one its cited source holds
@@ -36,7 +38,7 @@ enum class signature_status {
   absent,     // no SHA256SUMS.sig and no key asked for one
   valid,      // verifies under the given public key
   invalid,    // does not verify, or is not a 64-byte signature
-  unchecked,  // present, but no public key was given to check it against
+  unchecked,  // present, and the user allowed it to stay unchecked (no public key given)
   missing,    // a public key was given and there is no SHA256SUMS.sig
 };
 
@@ -48,7 +50,8 @@ struct bundle_verification {
   std::size_t files_matched = 0;
   std::vector<bundle_problem> problems;  // in path order
   signature_status signature = signature_status::absent;
-  std::string signer_sha256;  // the public key's digest, when one was given
+  std::string signer_sha256;        // the public key's digest, when one was given
+  std::string named_signer_sha256;  // the fingerprint SHA256SUMS.signer names, if any
   bool ok() const { return problems.empty(); }
 };
 
@@ -56,7 +59,13 @@ struct bundle_verification {
 // is there (but SHA256SUMS.sig), no symbolic link or special file is anywhere inside, and, with a
 // public key, SHA256SUMS.sig is its signature of SHA256SUMS. Every problem is reported, each by
 // path; none stops the others from being found. Only a `dir` that is not a folder is an
-// input_error.
-bundle_verification verify_bundle(const std::filesystem::path& dir, const ed25519_key* public_key);
+// input_error. A signature with no key to check it is a problem unless
+// `allow_unchecked_signature`; then its status says unchecked.
+// A listed file larger than `max_file_bytes` is a problem, never hashed: a bundle cannot make
+// verify read a terabyte (a sparse file costs its maker nothing).
+inline constexpr std::uint64_t default_max_bundle_file_bytes = std::uint64_t{4} << 30;
+bundle_verification verify_bundle(const std::filesystem::path& dir, const ed25519_key* public_key,
+                                  bool allow_unchecked_signature = false,
+                                  std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
 
 }  // namespace blaster

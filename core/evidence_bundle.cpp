@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -42,6 +44,25 @@ class partial_folder {
   fs::path path_;
   bool released_ = false;
 };
+
+// The hidden ".NAME.partial.PID" folders of writers that were killed: a live writer's is kept.
+void remove_abandoned_partial_folders(const fs::path& parent) {
+  static const std::regex partial_name(R"(^\..+\.partial\.([0-9]+)$)");
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(parent, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::smatch m;
+    if (!std::regex_match(name, m, partial_name) || !it->is_directory(ec)) continue;
+    const long pid = std::stol(m[1].str());
+    if (pid > 0 && pid <= INT32_MAX &&
+        (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) {
+      continue;
+    }
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
 
 void check_destination(const fs::path& out) {
   std::error_code ec;
@@ -94,6 +115,7 @@ bundle_written write_bundle(const fs::path& out_flag,
   check_destination(out);
 
   const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  remove_abandoned_partial_folders(parent);
   partial_folder partial(parent /
                          fmt::format(".{}.partial.{}", out.filename().string(), ::getpid()));
   std::error_code ec;
@@ -114,6 +136,8 @@ bundle_written write_bundle(const fs::path& out_flag,
   write_file_atomically(partial.path() / bundle_manifest_name, manifest_text);
   if (signing_key != nullptr) {
     write_file_atomically(partial.path() / bundle_signature_name, signing_key->sign(manifest_text));
+    write_file_atomically(partial.path() / bundle_signer_name,
+                          fmt::format("ed25519 {}\n", signing_key->public_sha256()));
   }
   fsync_folder(partial.path());
   // Over an empty folder too: rename(2) replaces an empty directory.
@@ -127,12 +151,19 @@ bundle_written write_bundle(const fs::path& out_flag,
 }
 
 bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path& out,
-                            const ed25519_key* signing_key) {
+                            const ed25519_key* signing_key, bool allow_incomplete) {
   const run_catalog catalog(records);
   const std::optional<run_record> run = catalog.find_run(run_id);
   if (!run) {
     BLASTER_INPUT_ERROR("no run {} in {}; blaster runs lists the runs recorded there", run_id,
                         records.home().string());
+  }
+  // A bundle of a run that never finished would verify like a complete one.
+  if (!allow_incomplete && (run->status == "running" || run->status == "interrupted")) {
+    BLASTER_INPUT_ERROR(
+        "run {} is {}: its record is incomplete; pass --allow-incomplete to export it anyway "
+        "(the bundle's run.json then says {})",
+        run_id, run->status, run->status);
   }
   bundle_export result;
   result.run_id = run_id;

@@ -15,6 +15,9 @@ namespace blaster {
 // The manifest and its signature, at the top of every bundle.
 inline constexpr std::string_view bundle_manifest_name = "SHA256SUMS";
 inline constexpr std::string_view bundle_signature_name = "SHA256SUMS.sig";
+// "ed25519 <sha256 of the public key>": which key signed, so that verify can name the key to
+// check with. Unlisted like the signature, and only a hint until the signature is checked.
+inline constexpr std::string_view bundle_signer_name = "SHA256SUMS.signer";
 
 struct bundle_export {
   std::filesystem::path dir;
@@ -34,11 +37,14 @@ struct bundle_export {
 //   objects/<sha256> every CAS object those rows cite, verified by rehashing
 //   SHA256SUMS      every file above, in the format `sha256sum -c` reads
 //   SHA256SUMS.sig  with a signing key: its Ed25519 signature of SHA256SUMS
-// The bundle appears whole or not at all: it is written beside `out` and renamed into place.
+//   SHA256SUMS.signer  with a signing key: the key's fingerprint
+// The bundle appears whole or not at all: it is written beside `out` and renamed into place,
+// and the hidden folders of exports that were killed there are removed. A run still 'running'
+// or 'interrupted' is an input_error unless `allow_incomplete`.
 // An unknown run or an unusable `out` is an input_error; a cited object the store lacks, or one
 // whose bytes no longer match its name, is a blaster::error naming it.
 bundle_export export_bundle(store& records, std::int64_t run_id, const std::filesystem::path& out,
-                            const ed25519_key* signing_key);
+                            const ed25519_key* signing_key, bool allow_incomplete = false);
 
 // Writes any bundle into `out`, a new folder or an empty one (its parent must exist), whole or
 // not at all: `fill` writes the bundle's files into the folder it is given, a hidden one beside

@@ -17,6 +17,10 @@ class json_reader {
 
   explicit json_reader(std::string file) : file_(std::move(file)) {}
 
+  // The file's text as JSON. Malformed text, a number beyond a double and a key that appears
+  // twice in one object are input_errors at the file's line and column.
+  json parse(std::string_view text) const;
+
   [[noreturn]] void fail(std::string_view where, std::string_view what) const;
   // `object` must be an object whose keys are all in `allowed`.
   void only_keys(const json& object, std::string_view where,

@@ -100,14 +100,22 @@ std::string read_output(nvrtcProgram p, SizeFn size_fn, GetFn get_fn, const char
 const std::vector<std::filesystem::path>& cuda_include_dirs() {
   static const std::vector<std::filesystem::path> dirs = [] {
     std::vector<std::filesystem::path> candidates;
+    std::error_code ignored;
     for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
       if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
-        candidates.emplace_back(std::filesystem::path(value) / "include");
+        const std::filesystem::path include = std::filesystem::path(value) / "include";
+        // A toolkit the user named is the one meant; compiling against another would be silent.
+        if (!std::filesystem::exists(include / "cuda_fp16.h", ignored)) {
+          BLASTER_INPUT_ERROR(
+              "{}={}: no CUDA toolkit there ({} is missing); point {} at the toolkit's folder "
+              "(the one holding include/) or unset it",
+              variable, value, (include / "cuda_fp16.h").string(), variable);
+        }
+        candidates.emplace_back(include);
       }
     }
     candidates.emplace_back(BLASTER_CUDA_INCLUDE_DIR);
     candidates.emplace_back("/usr/local/cuda/include");
-    std::error_code ignored;
     for (const auto& candidate : candidates) {
       if (!std::filesystem::exists(candidate / "cuda_fp16.h", ignored)) continue;
       std::vector<std::filesystem::path> found = {candidate};

@@ -16,6 +16,10 @@ namespace blaster {
 // An empty flag throws blaster::input_error.
 std::filesystem::path resolve_home(const std::optional<std::filesystem::path>& flag);
 
+// Throws an input_error when the home, its cas/ or its blaster.db exists as the wrong kind of
+// file (a home that is a file, a database that is a folder); absent parts are fine.
+void check_home_layout(const std::filesystem::path& home);
+
 // One row of `results`. An empty string is stored as NULL in the nullable text columns
 // (case_name, reason, the digests, detail_json); nullopt is NULL in the REAL columns. Members
 // default to empty so that designated initializers may name only what they set.
@@ -47,14 +51,17 @@ class store {
   // Creates the home, the database and the object store as needed and brings the schema up to
   // date (migrating an older database in place, keeping its rows). A home that cannot be written
   // (blaster writes even to read, for SQLite's WAL) and a blaster.db that is not blaster's or is
-  // damaged throw blaster::input_error naming the path.
+  // damaged throw blaster::input_error naming the path, and so does a new or emptied database
+  // beside a CAS that holds objects: the database was lost, and reusing its run ids would lie.
   explicit store(std::filesystem::path home);
 
   cas_store& cas() { return cas_; }
   database& db() { return db_; }
   const std::filesystem::path& home() const { return home_; }
 
-  // Records a run as 'running', started now; returns its id. An empty task or device_json is NULL.
+  // Records a run as 'running', started now, owned by this process; returns its id. An empty
+  // task or device_json is NULL. Opening the store marks a run 'interrupted' when it is still
+  // 'running' and its owner (a process of this host) is gone.
   std::int64_t begin_run(std::string_view command, std::string_view task,
                          std::string_view device_json);
   // Each digest must be empty or name an object already in the CAS (blaster::error otherwise).

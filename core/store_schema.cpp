@@ -167,6 +167,11 @@ CREATE TABLE artifacts(
   UNIQUE(run_id, name)
 );
 )sql"},
+    // The process that runs a run ("host pid start-ticks"), so that a run whose process is gone
+    // can be told from one still going, and marked interrupted.
+    migration{3, R"sql(
+ALTER TABLE runs ADD COLUMN owner TEXT;
+)sql"},
 };
 
 }  // namespace

@@ -95,7 +95,7 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
     if (!seen.insert(e.task).second) r.fail(where, fmt::format("task {} is listed twice", e.task));
     task_spec task;
     try {
-      task = load_task(root / "tasks" / e.task);
+      task = load_task(root, e.task);
     } catch (const input_error& err) {
       r.fail(where + ".task", err.what());
     }

@@ -1,7 +1,9 @@
 #include "tasks/task_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <limits>
 
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -49,6 +51,13 @@ class reader : public json_reader {
   }
 };
 
+bool is_identifier(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
 // An int_range bound: an integer, or an integer expression over the symbols ("C - 1").
 void read_int_bound(const reader& r, const json& j, const std::string& where, const char* key,
                     double& value, std::optional<expression>& bound) {
@@ -75,6 +84,10 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     r.only_keys(j, where, {"dist", "mean", "std"});
     d.mean = r.number(j, where, "mean", 0.0);
     d.stddev = r.number(j, where, "std", 1.0);
+    if (!std::isfinite(d.mean)) r.fail(where + ".mean", "must be finite");
+    if (!(d.stddev >= 0 && std::isfinite(d.stddev))) {
+      r.fail(where + ".std", "must be finite and not negative (a standard deviation)");
+    }
   } else if (d.kind == "uniform") {
     r.only_keys(j, where, {"dist", "low", "high"});
     d.low = r.number(j, where, "low");
@@ -92,7 +105,8 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     r.only_keys(j, where, {"dist", "dof", "scale"});
     d.dof = r.number(j, where, "dof", 3.0);
     d.scale = r.number(j, where, "scale", 1.0);
-    if (d.dof <= 0) r.fail(where, "\"dof\" must be positive");
+    if (!(d.dof > 0)) r.fail(where, "\"dof\" must be positive");
+    if (!(d.scale > 0 && std::isfinite(d.scale))) r.fail(where, "\"scale\" must be positive");
   } else {
     r.fail(where + ".dist", fmt::format("unknown distribution \"{}\" (known: normal, uniform, "
                                         "heavy_tailed, int_range)",
@@ -163,6 +177,26 @@ std::int64_t task_spec::elements(const buffer_spec& b, const task_case& c) const
   return count;
 }
 
+std::int64_t task_spec::buffer_bytes(const buffer_spec& b, const task_case& c) const {
+  std::int64_t n = 0;
+  if (__builtin_mul_overflow(elements(b, c), static_cast<std::int64_t>(size_of(b.type)), &n)) {
+    BLASTER_INPUT_ERROR("task {}, case {}: buffer {} has more bytes than an int64 holds", name,
+                        c.name, b.name);
+  }
+  return n;
+}
+
+void task_spec::check_fits(const task_case& c, std::uint64_t memory_bytes) const {
+  std::uint64_t total = 0;
+  for (const auto& b : buffers) total += static_cast<std::uint64_t>(buffer_bytes(b, c));
+  if (total > memory_bytes) {
+    BLASTER_INPUT_ERROR(
+        "task {}, case {}: its buffers hold {} bytes, more than the device's {} bytes of memory; "
+        "shrink the case or run it on a GPU with more memory",
+        name, c.name, total, memory_bytes);
+  }
+}
+
 distribution task_spec::input_distribution(const buffer_spec& b, const task_case& c) const {
   distribution d = b.init;
   if (auto it = c.init.find(b.name); it != c.init.end()) d = it->second;
@@ -184,7 +218,21 @@ std::string task_spec::describe(const task_case& c) const {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
+void check_task_name(std::string_view name) {
+  const bool valid = !name.empty() && name.size() <= max_task_name_length &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+                     });
+  if (!valid) {
+    BLASTER_INPUT_ERROR(
+        "\"{:.80}{}\" is not a task name; a task is a folder tasks/<name>/ whose name is 1 to {} "
+        "letters, digits, _ or -",
+        name, name.size() > 80 ? "..." : "", max_task_name_length);
+  }
+}
+
 task_spec load_task(const std::filesystem::path& dir) {
+  check_task_name(dir.lexically_normal().filename().string());
   const auto path = dir / "task.json";
   const std::string file = path.string();
   if (!std::filesystem::exists(path)) {
@@ -201,26 +249,34 @@ task_spec load_task(const std::filesystem::path& dir) {
         "tasks/<name>/ holding task.json, init.cu and reference.cpp",
         file, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")));
   }
-  json j;
-  try {
-    j = json::parse(read_file(path));
-  } catch (const json::parse_error& e) {
-    // nlohmann's message carries "at line L, column C".
-    BLASTER_INPUT_ERROR("{}: invalid JSON: {}", file, e.what());
-  }
   const reader r(file);
+  const json j = r.parse(read_file(path));
   r.only_keys(j, "task",
               {"name", "title", "kernelbench", "reference", "symbols", "buffers", "tolerance",
                "roofline", "timing", "cases"});
   task_spec task;
   task.dir = dir;
+  // The folder is the task's identity: it picks the baseline, the kernels and the name the
+  // store records, so a file copied into another folder cannot pass for the task it came from.
+  const std::string folder = dir.lexically_normal().filename().string();
   task.name = r.text(j, "task", "name");
+  if (task.name != folder) {
+    r.fail("task.name",
+           fmt::format("\"{}\" is not the task's folder \"{}\"; a task is named by its folder, "
+                       "so rename one to match the other",
+                       task.name, folder));
+  }
   task.title = r.text(j, "task", "title", task.name);
   task.reference = r.text(j, "task", "reference", task.name);
 
   if (!j.contains("symbols") || !j["symbols"].is_object()) r.fail("symbols", "must be an object");
   for (const auto& [name, s] : j["symbols"].items()) {
     const std::string where = "symbols." + name;
+    if (!is_identifier(name)) {
+      r.fail(where,
+             "a symbol's name must be an identifier (letters, digits, _; not first a "
+             "digit), so that expressions can refer to it");
+    }
     r.only_keys(s, where, {"type", "value"});
     symbol_spec spec;
     spec.name = name;
@@ -236,6 +292,11 @@ task_spec load_task(const std::filesystem::path& dir) {
     buffer_spec spec;
     spec.name = name;
     spec.type = r.type(b, where, "dtype");
+    if (!is_identifier(name)) {
+      r.fail(where,
+             "a buffer's name must be an identifier (letters, digits, _; not first a "
+             "digit), so that plans and expressions can refer to it");
+    }
     if (task.find_symbol(name) != nullptr) r.fail(where, "a buffer and a symbol share this name");
     if (!b.contains("shape") || !b["shape"].is_array() || b["shape"].empty()) {
       r.fail(where + ".shape", "must be a non-empty array of expressions");
@@ -260,7 +321,10 @@ task_spec load_task(const std::filesystem::path& dir) {
   task.tol = {.profile = r.text(tol, "tolerance", "profile", "custom"),
               .atol = r.number(tol, "tolerance", "atol"),
               .rtol = r.number(tol, "tolerance", "rtol")};
-  if (task.tol.atol < 0 || task.tol.rtol < 0) r.fail("tolerance", "atol and rtol must be >= 0");
+  if (!(task.tol.atol >= 0 && task.tol.rtol >= 0) || !std::isfinite(task.tol.atol) ||
+      !std::isfinite(task.tol.rtol)) {
+    r.fail("tolerance", "atol and rtol must be finite and >= 0");
+  }
 
   const json roof = j.value("roofline", json::object());
   r.only_keys(roof, "roofline", {"bytes", "read_bytes", "write_bytes", "flops"});
@@ -363,15 +427,31 @@ task_spec load_task(const std::filesystem::path& dir) {
         r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
       }
     };
+    std::int64_t case_bytes = 0;
     for (const auto& b : task.buffers) {
       for (std::size_t i = 0; i < b.shape.size(); ++i) {
         check(b.shape[i], fmt::format("buffers.{}.shape[{}]", b.name, i));
       }
       try {
-        static_cast<void>(task.elements(b, c));
+        if (__builtin_add_overflow(case_bytes, task.buffer_bytes(b, c), &case_bytes)) {
+          case_bytes = std::numeric_limits<std::int64_t>::max();
+        }
       } catch (const input_error& error) {
         r.fail(fmt::format("buffers.{}.shape", b.name), error.what());
       }
+    }
+    // Sizes are bounded here, before anything is drawn or allocated, GPU or not.
+    if (case_bytes > max_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the limit of {} GiB; shrink the case",
+                         case_bytes, max_case_bytes >> 30));
+    }
+    if (!c.large && case_bytes > max_checked_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the {} GiB that a case checked on every "
+                         "run may hold; mark it \"large\": true (checked only when timed) or "
+                         "shrink it",
+                         case_bytes, max_checked_case_bytes >> 30));
     }
     if (task.read_bytes) {
       check(*task.read_bytes, "roofline.read_bytes");
@@ -397,6 +477,11 @@ task_spec load_task(const std::filesystem::path& dir) {
     }
   }
   return task;
+}
+
+task_spec load_task(const std::filesystem::path& root, std::string_view name) {
+  check_task_name(name);
+  return load_task(root / "tasks" / name);
 }
 
 }  // namespace blaster

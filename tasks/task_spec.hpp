@@ -92,6 +92,11 @@ struct task_spec {
   [[nodiscard]] symbol_table integer_symbols(const task_case& c) const;
   [[nodiscard]] std::vector<std::int64_t> shape(const buffer_spec& b, const task_case& c) const;
   [[nodiscard]] std::int64_t elements(const buffer_spec& b, const task_case& c) const;
+  // The buffer's size [bytes]; an input_error where it does not fit an int64.
+  [[nodiscard]] std::int64_t buffer_bytes(const buffer_spec& b, const task_case& c) const;
+  // Throws an input_error when the case's buffers exceed `memory_bytes` (the device's): checked
+  // before any allocation, so that the message says why rather than an out-of-memory error.
+  void check_fits(const task_case& c, std::uint64_t memory_bytes) const;
   // How input b is drawn in case c: the case's override, else the buffer's own, with bounds
   // that depend on the case evaluated.
   [[nodiscard]] distribution input_distribution(const buffer_spec& b, const task_case& c) const;
@@ -101,5 +106,19 @@ struct task_spec {
 // Reads and validates <dir>/task.json; every problem is an input_error naming the file, the
 // JSON path and what is expected.
 task_spec load_task(const std::filesystem::path& dir);
+
+// A task's name is its folder under tasks/: letters, digits, _ and -, so that no name reaches
+// outside the root or past the file system's limits. Throws an input_error otherwise.
+inline constexpr std::size_t max_task_name_length = 64;
+
+// The buffers of a case that every run checks (three seeds, each against a float64 reference on
+// the host) may hold this many bytes; a larger case must be marked "large".
+inline constexpr std::int64_t max_checked_case_bytes = std::int64_t{2} << 30;
+// No case may hold more, GPU or not: far above any device's memory, and below overflow.
+inline constexpr std::int64_t max_case_bytes = std::int64_t{256} << 30;
+void check_task_name(std::string_view name);
+
+// The task `name` of the project at `root`: its name checked, then root/tasks/<name>/ loaded.
+task_spec load_task(const std::filesystem::path& root, std::string_view name);
 
 }  // namespace blaster

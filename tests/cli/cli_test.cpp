@@ -230,7 +230,8 @@ TEST_F(BlasterCli, VersionNamesTheSourceRevision) {
 
 TEST_F(BlasterCli, DoctorJsonNamesNvrtcAndTheGpuState) {
   const auto r = run("doctor --json");
-  EXPECT_EQ(r.exit_code, gpu_present() ? 0 : 3);
+  // Without a GPU doctor still did its job: it says so, and succeeds.
+  EXPECT_EQ(r.exit_code, 0);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j.at("nvrtc").get<std::string>().empty());
   EXPECT_EQ(j.at("blaster_revision"), source_revision());

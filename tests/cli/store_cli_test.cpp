@@ -200,9 +200,30 @@ TEST_F(StoreCli, SignedBundleChecksOnlyUnderItsKey) {
   r = run("verify signed --pubkey me.pub");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "signature: valid")) << r.out;
+  // A signature nobody checks proves nothing: without --pubkey the bundle does not verify,
+  // and the message names the key that signed it.
+  const std::string fingerprint = read_file(dir_.path() / "signed" / "SHA256SUMS.signer")
+                                      .substr(std::string("ed25519 ").size(), 64);
   r = run("verify signed");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, fingerprint)) << r.out;
+  EXPECT_TRUE(contains(r.out, "--allow-unchecked-signature")) << r.out;
+  // Asked for explicitly, the files are checked and the last line says the signature was not.
+  r = run("verify signed --allow-unchecked-signature");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "unchecked")) << r.out;
+  EXPECT_TRUE(r.out.ends_with(
+      "UNCHECKED: every file matches SHA256SUMS and nothing else is there, but the signature "
+      "was not checked; pass --pubkey KEY.pub to check it\n"))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, "OK")) << r.out;
+  // A junk signature of the right length: refused unchecked, caught with the key.
+  ASSERT_EQ(run("export latest --out junk --sign me.key").exit_code, 0);
+  write_file_atomically(dir_.path() / "junk" / "SHA256SUMS.sig", std::string(64, 'x'));
+  EXPECT_EQ(run("verify junk").exit_code, 4);
+  EXPECT_EQ(run("verify junk --pubkey me.pub").exit_code, 4);
+  r = run("verify junk --allow-unchecked-signature --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("signature"), "unchecked");
   r = run("verify signed --pubkey other.pub");
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_TRUE(contains(r.out, "signature   SHA256SUMS.sig")) << r.out;

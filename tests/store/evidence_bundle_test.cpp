@@ -221,16 +221,28 @@ TEST_F(EvidenceBundle, SignatureCatchesARewrittenManifest) {
   EXPECT_TRUE(v.ok()) << fmt::format("{}", fmt::join(problems(v), "\n"));
   EXPECT_EQ(v.signature, signature_status::valid);
   EXPECT_EQ(v.signer_sha256, key.public_sha256());
-  // Without a key the files still verify; the signature is reported as not checked.
+  // Without a key a signed bundle does not verify, and the problem names the key to use,
+  // unless the caller accepts the signature unchecked.
   v = verify_bundle(bundle, nullptr);
+  EXPECT_EQ(problems(v), std::vector<std::string>{"signature SHA256SUMS.sig"});
+  EXPECT_EQ(v.named_signer_sha256, key.public_sha256());
+  ASSERT_FALSE(v.problems.empty());
+  EXPECT_NE(v.problems[0].detail.find(key.public_sha256()), std::string::npos)
+      << v.problems[0].detail;
+  v = verify_bundle(bundle, nullptr, /*allow_unchecked_signature=*/true);
   EXPECT_TRUE(v.ok());
   EXPECT_EQ(v.signature, signature_status::unchecked);
 
-  // Someone else's key.
+  // Someone else's key: the problem says which key signed.
   const ed25519_key stranger = ed25519_key::generate();
   v = verify_bundle(bundle, &stranger);
   EXPECT_EQ(v.signature, signature_status::invalid);
   EXPECT_EQ(problems(v), std::vector<std::string>{"signature SHA256SUMS.sig"});
+  ASSERT_FALSE(v.problems.empty());
+  EXPECT_NE(v.problems[0].detail.find(fmt::format("signed by key {}, not by the given key {}",
+                                                  key.public_sha256(), stranger.public_sha256())),
+            std::string::npos)
+      << v.problems[0].detail;
 
   // A forger edits report.md and lists its new digest: the hashes agree, the signature does not.
   overwrite(bundle / "report.md", "# all candidates 10x faster\n");
@@ -247,7 +259,7 @@ TEST_F(EvidenceBundle, SignatureCatchesARewrittenManifest) {
   // A truncated signature is wrong even with no key to check it.
   const fs::path other = export_run("truncated", &key);
   overwrite(other / "SHA256SUMS.sig", read_file(other / "SHA256SUMS.sig").substr(0, 10));
-  EXPECT_EQ(problems(verify_bundle(other, nullptr)),
+  EXPECT_EQ(problems(verify_bundle(other, nullptr, /*allow_unchecked_signature=*/true)),
             std::vector<std::string>{"signature SHA256SUMS.sig"});
 }
 
@@ -322,10 +334,13 @@ TEST_F(EvidenceBundle, DamagedStoreFailsTheExportAndLeavesNothing) {
   EXPECT_EQ(left, std::vector<std::string>{"home"});
 }
 
-TEST_F(EvidenceBundle, RunWithoutAReportStillExports) {
+TEST_F(EvidenceBundle, RunWithoutAReportStillExportsWhenAsked) {
   const std::int64_t running = records_.begin_run("blaster bench --task rmsnorm", "rmsnorm", "");
   const fs::path out = scratch_.path() / "running";
-  export_bundle(records_, running, out, nullptr);
+  // Unfinished, it would verify as if complete: only an explicit request exports it.
+  EXPECT_THROW(export_bundle(records_, running, out, nullptr), input_error);
+  EXPECT_FALSE(fs::exists(out));
+  export_bundle(records_, running, out, nullptr, /*allow_incomplete=*/true);
   EXPECT_TRUE(verify_bundle(out, nullptr).ok());
   const auto results = nlohmann::json::parse(read_file(out / "results.json"));
   EXPECT_EQ(results.at("runs").at(0).at("status"), "running");

@@ -31,11 +31,12 @@ std::string input_error_of(auto&& call) {
   return {};
 }
 
-TEST(StoreSchema, VersionsIncreaseAndTheLatestIsTwo) {
+TEST(StoreSchema, VersionsIncreaseAndTheLatestIsThree) {
   const auto steps = store_schema();
-  ASSERT_EQ(steps.size(), 2U);
+  ASSERT_EQ(steps.size(), 3U);
   EXPECT_EQ(steps[0].version, 1);
   EXPECT_EQ(steps[1].version, 2);
+  EXPECT_EQ(steps[2].version, 3);
 }
 
 TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
@@ -59,7 +60,7 @@ TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
   }
 
   store s(home.path());
-  EXPECT_EQ(s.db().user_version(), 2);
+  EXPECT_EQ(s.db().user_version(), 3);
   EXPECT_EQ(query_int(s.db(), "PRAGMA application_id"), store_application_id);
   EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM runs"), 1);
   EXPECT_EQ(query_text(s.db(), "SELECT report_sha256 FROM runs WHERE id = 7"), digest);

@@ -85,8 +85,8 @@ TEST(TaskSpecRmsnorm, EdgeCasesAreAllPresent) {
   const task_spec task = load_task(BLASTER_SOURCE_DIR "/tasks/rmsnorm");
   std::vector<std::string> names;
   for (const auto& c : task.cases) names.push_back(c.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "large", "odd", "single", "ragged", "wide",
-                                             "deep"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"canonical", "large", "odd", "single", "ragged",
+                                             "wide", "deep"}));
   EXPECT_TRUE(task.find_case("large").large);
   EXPECT_FALSE(task.find_case("canonical").large);
   EXPECT_EQ(task.describe(task.find_case("single")), "B=1 C=1 H=1 W=1");
@@ -99,12 +99,14 @@ class TaskSpecFile : public ::testing::Test {
  protected:
   void SetUp() override {
     static std::atomic<int> counter{0};
+    // The folder is the task's name, which valid() says is "t".
     dir_ = fs::temp_directory_path() /
-           ("blaster-task-spec-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(dir_);
+           ("blaster-task-spec-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)) /
+           "t";
+    fs::remove_all(dir_.parent_path());
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { fs::remove_all(dir_.parent_path()); }
 
   // A small valid task that each test breaks in one place.
   static json valid() {
@@ -171,6 +173,84 @@ TEST_F(TaskSpecFile, TheValidBaseLoads) {
 TEST_F(TaskSpecFile, InvalidJsonSaysWhere) {
   write("{\n  \"name\": \"t\",\n}\n");
   refused({"invalid JSON", "line 3"});
+}
+
+TEST_F(TaskSpecFile, DuplicateKeysAreRefusedWhereTheSecondIs) {
+  write("{\n  \"name\": \"t\",\n  \"cases\": [],\n  \"name\": \"t\"\n}\n");
+  refused({":4:3: duplicate key \"name\""});
+}
+
+TEST_F(TaskSpecFile, ANumberBeyondADoubleSaysWhere) {
+  std::string text = valid().dump(1);
+  text.replace(text.find("0.001"), 5, "1e999");
+  write(text);
+  const std::string message = refused({"1e999", "finite"});
+  EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+}
+
+TEST_F(TaskSpecFile, TheNameIsTheFolder) {
+  json j = valid();
+  j["name"] = "rmsnorm";
+  write(j.dump());
+  refused({"task.name", "\"rmsnorm\" is not the task's folder \"t\""});
+}
+
+TEST_F(TaskSpecFile, ANormalDistributionNeedsANonNegativeStd) {
+  json j = valid();
+  j["buffers"]["x"]["init"] = {{"dist", "normal"}, {"std", -1}};
+  write(j.dump());
+  refused({"buffers.x.init.std", "not negative"});
+}
+
+TEST_F(TaskSpecFile, BufferNamesAreIdentifiers) {
+  json j = valid();
+  j["buffers"]["y z"] = j["buffers"]["y"];
+  j["buffers"].erase("y");
+  write(j.dump());
+  refused({"buffers.y z", "identifier"});
+}
+
+TEST_F(TaskSpecFile, ByteCountsThatOverflowAreRefused) {
+  // 2^61 f64 elements are 2^64 bytes: the count fits an int64, its bytes do not.
+  json j = valid();
+  j["symbols"]["N"]["type"] = "i64";
+  j["buffers"]["x"]["dtype"] = "f64";
+  j["buffers"]["x"]["shape"] = json::array({"N"});
+  j["cases"][0]["symbols"]["N"] = 2305843009213693952;
+  write(j.dump());
+  refused({"buffers.x.shape", "more bytes than an int64 holds"});
+}
+
+TEST_F(TaskSpecFile, ACaseCheckedOnEveryRunHasABoundedSize) {
+  // 4 GB of buffers in a case every run checks on the host, three seeds over.
+  json j = valid();
+  j["cases"][1]["symbols"] = {{"N", 1000000}, {"M", 1000}};
+  write(j.dump());
+  refused({"cases.small", "mark it \"large\""});
+  // Marked large, it is checked only when timed, and is accepted.
+  j["cases"][1]["large"] = true;
+  write(j.dump());
+  EXPECT_EQ(load_task(dir_).find_case("small").large, true);
+  // No case may exceed the bound for all cases, large or not: 10^12 elements of f32.
+  j["cases"][1]["symbols"] = {{"N", 1000000}, {"M", 1000000}};
+  write(j.dump());
+  refused({"cases.small", "over the limit of 256 GiB"});
+}
+
+TEST_F(TaskSpecFile, ACaseMustFitTheDevicesMemory) {
+  write(valid().dump());
+  const task_spec task = load_task(dir_);
+  // The canonical case: x and y of 8x4 f32 each, 256 bytes.
+  EXPECT_NO_THROW(task.check_fits(task.canonical(), 256));
+  try {
+    task.check_fits(task.canonical(), 255);
+    ADD_FAILURE() << "a case larger than the device was accepted";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("case main: its buffers hold 256 bytes, more than the "
+                                         "device's 255 bytes"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(TaskSpecFile, UnknownTopLevelKey) {
