@@ -27,7 +27,7 @@
 #include "core/nvrtc_compiler.hpp"
 #include "core/revision.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "tasks/reference.hpp"
 
 namespace blaster {

@@ -7,7 +7,7 @@
 
 #include "core/cas_store.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "core/cuda_driver.hpp"
 #include "core/nvrtc_compiler.hpp"
 #include "core/revision.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "profiling/cupti_info.hpp"
 
 namespace blaster::cli {

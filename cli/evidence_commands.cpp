@@ -7,10 +7,10 @@
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
-#include "core/bundle_verifier.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "core/error.hpp"
-#include "core/evidence_bundle.hpp"
-#include "core/signature.hpp"
+#include "evidence/evidence_bundle.hpp"
+#include "evidence/signature.hpp"
 #include "portfolio/portfolio_report.hpp"
 
 namespace blaster::cli {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_context.hpp"
-#include "core/run_catalog.hpp"
-#include "core/store.hpp"
+#include "evidence/run_catalog.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster::cli {
 

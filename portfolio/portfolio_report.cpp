@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/evidence_bundle.hpp"
+#include "evidence/evidence_bundle.hpp"
 #include "core/file_io.hpp"
-#include "core/signature.hpp"
-#include "core/store.hpp"
+#include "evidence/signature.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/bundle_verifier.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "portfolio/portfolio_runner.hpp"
 
 namespace blaster {

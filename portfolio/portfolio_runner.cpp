@@ -12,7 +12,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

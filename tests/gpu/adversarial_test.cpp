@@ -14,7 +14,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/sanitizer_pass.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
 
 namespace blaster {

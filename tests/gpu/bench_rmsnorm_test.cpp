@@ -8,7 +8,7 @@
 #include <set>
 
 #include "benchmarking/bench_runner.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
 
 namespace blaster {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "benchmarking/result_printer.hpp"
-#include "core/bundle_verifier.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
 #include "portfolio/suite.hpp"

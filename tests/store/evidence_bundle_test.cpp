@@ -1,6 +1,6 @@
 // Evidence bundles: exported from a recorded run, checked by blaster verify and by the real
 // `sha256sum -c`, and every way of tampering with one is caught and named.
-#include "core/evidence_bundle.hpp"
+#include "evidence/evidence_bundle.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,10 +11,10 @@
 
 #include <fmt/format.h>
 
-#include "core/bundle_verifier.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "core/sha256sums.hpp"
+#include "evidence/sha256sums.hpp"
 #include "recorded_run.hpp"
 #include "store_test_support.hpp"
 

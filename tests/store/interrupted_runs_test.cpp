@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "core/evidence_bundle.hpp"
+#include "evidence/evidence_bundle.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "store_test_support.hpp"
 
 namespace blaster {

@@ -13,7 +13,7 @@
 #include "core/error.hpp"
 #include "core/launch_plan.hpp"
 #include "core/sha256.hpp"
-#include "core/sha256sums.hpp"
+#include "evidence/sha256sums.hpp"
 
 namespace blaster::testing {
 namespace {

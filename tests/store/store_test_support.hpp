@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "core/database.hpp"
-#include "core/run_catalog.hpp"
+#include "evidence/database.hpp"
+#include "evidence/run_catalog.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster::testing {
 

@@ -14,7 +14,7 @@
 #include "core/cas_store.hpp"
 #include "core/nvrtc_compiler.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

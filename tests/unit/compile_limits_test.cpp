@@ -20,7 +20,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/candidate.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

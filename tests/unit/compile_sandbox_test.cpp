@@ -24,7 +24,7 @@
 #include "core/error.hpp"
 #include "core/file_confinement.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

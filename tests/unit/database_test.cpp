@@ -1,4 +1,4 @@
-#include "core/database.hpp"
+#include "evidence/database.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

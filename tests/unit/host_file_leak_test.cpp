@@ -16,7 +16,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "core/file_io.hpp"
 #include "core/nvrtc_compiler.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

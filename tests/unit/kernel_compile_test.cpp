@@ -15,7 +15,7 @@
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {

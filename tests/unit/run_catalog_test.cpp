@@ -1,4 +1,4 @@
-#include "core/run_catalog.hpp"
+#include "evidence/run_catalog.hpp"
 
 #include <gtest/gtest.h>
 

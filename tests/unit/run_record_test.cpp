@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "benchmarking/run_record.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/sha256sums.hpp"
+#include "evidence/sha256sums.hpp"
 
 #include <gtest/gtest.h>
 

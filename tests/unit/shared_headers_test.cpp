@@ -16,7 +16,7 @@
 #include "core/cas_store.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

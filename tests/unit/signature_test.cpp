@@ -1,4 +1,4 @@
-#include "core/signature.hpp"
+#include "evidence/signature.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

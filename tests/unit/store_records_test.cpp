@@ -7,7 +7,7 @@
 #include "../store/recorded_run.hpp"
 #include "../store/store_test_support.hpp"
 #include "core/error.hpp"
-#include "core/run_catalog.hpp"
+#include "evidence/run_catalog.hpp"
 
 namespace blaster {
 namespace {

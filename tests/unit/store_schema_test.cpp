@@ -1,7 +1,7 @@
 // The store's schema over time: a version 1 database migrates and keeps its rows; a database
 // that is not blaster's, or is damaged, or sits in a home blaster cannot write, is refused with
 // a message that names it.
-#include "core/store_schema.hpp"
+#include "evidence/store_schema.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 
 #include "../store/store_test_support.hpp"
 #include "core/error.hpp"
-#include "core/run_catalog.hpp"
-#include "core/store.hpp"
+#include "evidence/run_catalog.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {

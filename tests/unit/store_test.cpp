@@ -1,4 +1,4 @@
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 

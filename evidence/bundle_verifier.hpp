@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/signature.hpp"
+#include "evidence/signature.hpp"
 
 namespace blaster {
 

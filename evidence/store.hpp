@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "core/cas_store.hpp"
-#include "core/database.hpp"
-#include "core/store_records.hpp"
+#include "evidence/database.hpp"
+#include "evidence/store_records.hpp"
 
 namespace blaster {
 

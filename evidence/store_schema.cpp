@@ -1,4 +1,4 @@
-#include "core/store_schema.hpp"
+#include "evidence/store_schema.hpp"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "core/store.hpp"
+#include "evidence/store.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,7 +19,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
-#include "core/store_schema.hpp"
+#include "evidence/store_schema.hpp"
 
 namespace blaster {
 namespace {

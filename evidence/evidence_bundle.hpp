@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/sha256sums.hpp"
-#include "core/signature.hpp"
-#include "core/store.hpp"
+#include "evidence/sha256sums.hpp"
+#include "evidence/signature.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 

@@ -1,4 +1,4 @@
-#include "core/signature.hpp"
+#include "evidence/signature.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>

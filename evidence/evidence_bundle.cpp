@@ -1,4 +1,4 @@
-#include "core/evidence_bundle.hpp"
+#include "evidence/evidence_bundle.hpp"
 
 #include <unistd.h>
 
@@ -15,10 +15,10 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "core/run_catalog.hpp"
-#include "core/run_markdown.hpp"
+#include "evidence/run_catalog.hpp"
+#include "evidence/run_markdown.hpp"
 #include "core/sha256.hpp"
-#include "core/sha256sums.hpp"
+#include "evidence/sha256sums.hpp"
 
 namespace blaster {
 namespace {

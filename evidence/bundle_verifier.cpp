@@ -1,4 +1,4 @@
-#include "core/bundle_verifier.hpp"
+#include "evidence/bundle_verifier.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/evidence_bundle.hpp"
+#include "evidence/evidence_bundle.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
-#include "core/sha256sums.hpp"
+#include "evidence/sha256sums.hpp"
 
 namespace blaster {
 namespace {

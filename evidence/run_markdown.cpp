@@ -1,4 +1,4 @@
-#include "core/run_markdown.hpp"
+#include "evidence/run_markdown.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

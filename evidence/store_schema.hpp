@@ -2,7 +2,7 @@
 
 #include <span>
 
-#include "core/database.hpp"
+#include "evidence/database.hpp"
 
 namespace blaster {
 
