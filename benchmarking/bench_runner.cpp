@@ -392,7 +392,7 @@ roofline_traffic traffic_of(const bench_report& report, const variant_result& r)
           .mix_known = report.roofline_mix_known,
           .footprint_bytes = report.footprint_bytes,
           .l2_bytes = report.device ? report.device->l2_bytes : 0,
-          .l2_may_hold = report.timing.mode != timing_mode::cold && r.timing->copies == 1};
+          .l2_may_hold = traits_of(report.timing.mode).may_hold_l2 && r.timing->copies == 1};
 }
 
 void summarize(store& records, const bench_options& options, bench_report& report) {
@@ -439,9 +439,7 @@ void summarize(store& records, const bench_options& options, bench_report& repor
     r.samples_sha256 = records.cas().put(samples.dump());
     if (r.status != "passed") continue;
     if (report.floors) {
-      const double floor = report.timing.mode == timing_mode::hot    ? report.floors->hot_us
-                           : report.timing.mode == timing_mode::cold ? report.floors->cold_us
-                                                                     : report.floors->graph_us;
+      const double floor = report.floors->us[report.timing.mode];
       r.launch_bound = *r.time_us < launch_bound_factor * floor;
     }
     if (baseline != nullptr) {

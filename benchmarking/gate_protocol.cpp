@@ -124,14 +124,19 @@ matrix_rate matrix_rate_from_json(const nlohmann::json& m) {
           .config = m.at("config").get<std::string>()};
 }
 
+// {"hot_us": ..., "cold_us": ..., "graph_us": ...}: one member per mode.
 nlohmann::json to_json(const launch_floors& f) {
-  return {{"hot_us", f.hot_us}, {"cold_us", f.cold_us}, {"graph_us", f.graph_us}};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& mode : timing_modes()) j[std::string(mode.name) + "_us"] = f.us[mode.mode];
+  return j;
 }
 
-launch_floors launch_floors_from_json(const nlohmann::json& f) {
-  return {.hot_us = f.at("hot_us").get<double>(),
-          .cold_us = f.at("cold_us").get<double>(),
-          .graph_us = f.at("graph_us").get<double>()};
+launch_floors launch_floors_from_json(const nlohmann::json& j) {
+  launch_floors f;
+  for (const auto& mode : timing_modes()) {
+    f.us[mode.mode] = j.at(std::string(mode.name) + "_us").get<double>();
+  }
+  return f;
 }
 
 nlohmann::json to_json(const timing_options& o) {

@@ -347,10 +347,10 @@ json run_timing(worker_context& w) {
   const task_case& c = w.task.find_case(check.case_name);
   const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
   const auto& device = w.context.properties();
-  const timing_mode mode = w.request.timing.mode;
+  const timing_mode_traits& mode = traits_of(w.request.timing.mode);
   std::vector<check_buffers> sets;
   sets.push_back(allocate_check(w, check, plan));
-  const bool rotate = w.request.timing.rotate_buffers && mode != timing_mode::cold;
+  const bool rotate = w.request.timing.rotate_buffers && mode.rotates_buffers;
   const int copies = rotate ? rotation_copies(sets.front(), device.l2_bytes) : 1;
   while (static_cast<int>(sets.size()) < copies) sets.push_back(allocate_check(w, check, plan));
   std::vector<launch_sequence> launches;
@@ -402,7 +402,7 @@ json run_timing(worker_context& w) {
   // drawn from a seed the kernel cannot see, among the samples that always run (the budget may
   // stop the rest); its outputs are poisoned first, outside the timed region, so that only its
   // own launches can fill them.
-  const bool every = mode == timing_mode::cold;
+  const bool every = mode.checks_every_sample;
   const int always =
       std::max(1, std::min(w.request.timing.max_samples, w.request.timing.min_samples));
   const int spot_sample =
@@ -418,7 +418,7 @@ json run_timing(worker_context& w) {
         if (!spot_result.is_null()) spot_failed_sample = checked_samples - 1;
       }};
   std::optional<l2_flush> flush;
-  if (mode == timing_mode::cold) flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
+  if (mode.flushes_l2) flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
   const sm_clock_probe clock(w.request.arch, &*w.cache);
   kernel_recorder recorder({std::string(sm_clock_probe::kernel_name),
                             std::string(l2_flush::kernel_name),
@@ -436,7 +436,7 @@ json run_timing(worker_context& w) {
 
   // Hot and graph: poisoned launches against control launches, each timed alone on the device.
   json poisoned = nullptr;
-  if (mode != timing_mode::cold) {
+  if (mode.checks_output_dependence) {
     step("poisoned launches");
     cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
     const bool recorded = recorder.start();

@@ -1,5 +1,6 @@
 #include "benchmarking/kernel_timer.hpp"
 
+#include <array>
 #include <chrono>
 #include <memory>
 
@@ -12,25 +13,61 @@
 #include "profiling/kernel_activity.hpp"
 
 namespace blaster {
+namespace {
 
-std::string_view to_string(timing_mode mode) {
-  switch (mode) {
-    case timing_mode::hot:
-      return "hot";
-    case timing_mode::cold:
-      return "cold";
-    case timing_mode::graph:
-      return "graph";
-  }
-  return "?";
+// [milliseconds] between two events around `launches` runs of the plan.
+double timed_burst(const plan_enqueue& enqueue, const cuda::stream& stream, cuda::event& start,
+                   cuda::event& stop, int launches) {
+  start.record(stream);
+  for (int i = 0; i < launches; ++i) enqueue(stream.get(), i);
+  stop.record(stream);
+  return static_cast<double>(cuda::elapsed_ms(start, stop));
 }
 
-std::optional<timing_mode> parse_timing_mode(std::string_view name) {
-  for (timing_mode m : {timing_mode::hot, timing_mode::cold, timing_mode::graph}) {
-    if (to_string(m) == name) return m;
-  }
-  return std::nullopt;
+// What a mode's sampler may use; `inner` is the calibrated launch count of a batching mode.
+struct sampler_setup {
+  const plan_enqueue& enqueue;
+  const cuda::stream& stream;
+  const timing_environment& environment;
+  int inner;
+  cuda::event& start;
+  cuda::event& stop;
+};
+
+// Takes one sample and returns its events' time [milliseconds]; made once per timing.
+using sampler = std::function<double()>;
+
+sampler hot_sampler(sampler_setup& s) {
+  return [&s] { return timed_burst(s.enqueue, s.stream, s.start, s.stop, s.inner); };
 }
+
+sampler cold_sampler(sampler_setup& s) {
+  return [&s] {
+    s.environment.flush_l2(s.stream.get());  // before the start event: not timed
+    return timed_burst(s.enqueue, s.stream, s.start, s.stop, 1);
+  };
+}
+
+// The launches of a hot sample, captured once and replayed.
+sampler graph_sampler(sampler_setup& s) {
+  auto graph = std::make_shared<cuda::graph>(s.stream, [&s](CUstream stream) {
+    for (int i = 0; i < s.inner; ++i) s.enqueue(stream, i);
+  });
+  graph->launch(s.stream);  // the first replay uploads the graph
+  s.stream.synchronize();
+  return [&s, graph] {
+    s.start.record(s.stream);
+    graph->launch(s.stream);
+    s.stop.record(s.stream);
+    return static_cast<double>(cuda::elapsed_ms(s.start, s.stop));
+  };
+}
+
+// One per timing mode, in the order of the enum.
+constexpr std::array<sampler (*)(sampler_setup&), timing_mode_count> samplers{
+    hot_sampler, cold_sampler, graph_sampler};
+
+}  // namespace
 
 void record_through(kernel_recorder& recorder, timing_environment& environment) {
   environment.record = [&recorder](bool on) {
@@ -44,54 +81,33 @@ void record_through(kernel_recorder& recorder, timing_environment& environment) 
 timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stream,
                            const timing_options& options, const timing_environment& environment,
                            const spot_check* spot) {
-  if (options.mode == timing_mode::cold && !environment.flush_l2) {
-    BLASTER_THROW("cold timing needs an L2 flush");
+  if (traits_of(options.mode).flushes_l2 && !environment.flush_l2) {
+    BLASTER_THROW("{} timing needs an L2 flush", to_string(options.mode));
   }
   cuda::event start;
   cuda::event stop;
-  auto burst = [&](int launches) {
-    start.record(stream);
-    for (int i = 0; i < launches; ++i) enqueue(stream.get(), i);
-    stop.record(stream);
-    return static_cast<double>(cuda::elapsed_ms(start, stop));
-  };
+  auto burst = [&](int launches) { return timed_burst(enqueue, stream, start, stop, launches); };
 
   // Warm-up keeps module load, first touch and the clock's ramp out of the numbers; a short
   // burst then calibrates (one launch alone overstates the per-launch time).
   burst(options.warmup_launches);
   timing_samples out;
   out.mode = options.mode;
-  if (options.mode != timing_mode::cold) {
+  const timing_mode_traits& mode = traits_of(options.mode);
+  if (mode.batches_launches) {
     out.inner = calibrated_inner_count(burst(4) / 4.0, options.target_sample_ms);
   }
-  std::unique_ptr<cuda::graph> graph;
-  if (options.mode == timing_mode::graph) {
-    graph = std::make_unique<cuda::graph>(stream, [&](CUstream s) {
-      for (int i = 0; i < out.inner; ++i) enqueue(s, i);
-    });
-    graph->launch(stream);  // the first replay uploads the graph
-    stream.synchronize();
-  }
-
-  auto sample_ms = [&]() -> double {
-    switch (options.mode) {
-      case timing_mode::hot:
-        return burst(out.inner);
-      case timing_mode::cold:
-        environment.flush_l2(stream.get());  // before the start event: not timed
-        return burst(1);
-      case timing_mode::graph:
-        start.record(stream);
-        graph->launch(stream);
-        stop.record(stream);
-        return static_cast<double>(cuda::elapsed_ms(start, stop));
-    }
-    return 0.0;
-  };
+  sampler_setup setup{.enqueue = enqueue,
+                      .stream = stream,
+                      .environment = environment,
+                      .inner = out.inner,
+                      .start = start,
+                      .stop = stop};
+  const sampler sample_ms = samplers[static_cast<std::size_t>(options.mode)](setup);
 
   const bool recorded = environment.record && environment.recorded_us;
   const bool device_samples =
-      recorded && options.mode == timing_mode::cold && environment.record(true);
+      recorded && mode.timed_by_device && environment.record(true);
   if (device_samples) out.source = "CUPTI kernel time";
   relative_noise_criterion criterion(relative_noise_rules{.min_samples = options.min_samples,
                                                           .max_noise = options.max_noise,

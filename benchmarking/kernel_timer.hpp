@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/timing_mode.hpp"
+
 namespace blaster {
 
 namespace cuda {
@@ -16,15 +18,6 @@ class stream;
 }
 class sm_clock_probe;
 class kernel_recorder;
-
-// How a sample is taken. hot: back-to-back launches between two CUDA events, caches warm, the
-// count calibrated to about target_sample_ms; cold: the L2 flushed before a single launch per
-// sample; graph: the launches of a hot sample captured once in a CUDA graph and replayed, so that
-// host submission drops out for kernels shorter than a launch.
-enum class timing_mode { hot, cold, graph };
-
-std::string_view to_string(timing_mode mode);
-std::optional<timing_mode> parse_timing_mode(std::string_view name);
 
 struct timing_options {
   timing_mode mode = timing_mode::hot;

@@ -26,24 +26,25 @@ launch_floors measure_launch_floors(const cuda::context& context, const cuda::st
                                  .rated_clock_mhz = 0.0,
                                  .record = {},
                                  .recorded_us = {}};
-  // Cold mode times by the device's own record, so its floor is taken the same way (by events
-  // where CUPTI is unavailable, as cold timing then is too). Last: CUPTI, once started, slows
-  // every launch a little.
+  // A mode timed by the device's own record takes its floor the same way (by events where CUPTI
+  // is unavailable, as its timing then is too). Those last: CUPTI, once started, slows every
+  // launch a little.
   kernel_recorder recorder({std::string(l2_flush::kernel_name)});
   timing_environment recorded = plain;
   record_through(recorder, recorded);
-  auto floor_us = [&](timing_mode mode) {
+  auto floor_us = [&](const timing_mode_traits& mode) {
     timing_options options;
-    options.mode = mode;
+    options.mode = mode.mode;
     options.max_samples = 200;
     options.budget_ms = 500.0;
-    return time_kernel(launch, stream, options, mode == timing_mode::cold ? recorded : plain)
-        .median_us;
+    return time_kernel(launch, stream, options, mode.timed_by_device ? recorded : plain).median_us;
   };
   launch_floors floors;
-  floors.hot_us = floor_us(timing_mode::hot);
-  floors.graph_us = floor_us(timing_mode::graph);
-  floors.cold_us = floor_us(timing_mode::cold);
+  for (const bool by_device : {false, true}) {
+    for (const auto& mode : timing_modes()) {
+      if (mode.timed_by_device == by_device) floors.us[mode.mode] = floor_us(mode);
+    }
+  }
   return floors;
 }
 

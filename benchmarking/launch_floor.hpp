@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/timing_mode.hpp"
+
 namespace blaster {
 
 class compile_cache;
@@ -11,12 +13,10 @@ class context;
 class stream;
 }  // namespace cuda
 
-// What an empty kernel costs in each timing mode on this device: below about this, a time
-// measures how fast work is submitted, not the kernel.
+// What an empty kernel costs in each timing mode on this device, timed as that mode times: below
+// about this, a time measures how fast work is submitted, not the kernel.
 struct launch_floors {
-  double hot_us = 0.0;    // [microseconds] per launch
-  double cold_us = 0.0;   // [microseconds] one launch after an L2 flush, its device time
-  double graph_us = 0.0;  // [microseconds] per launch replayed from a graph
+  per_timing_mode<double> us;  // [microseconds] per launch
 };
 
 // A result within this factor of its mode's floor is launch-bound.

@@ -32,11 +32,7 @@ std::string head(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos) + "\n    ...";
 }
 
-// Cold mode times one launch per sample by the kernels' own device time: the events around a
-// single launch would add the few microseconds the device takes to start it.
-std::string_view clock_of(timing_mode mode) {
-  return mode == timing_mode::cold ? "CUPTI kernel time" : "CUDA events";
-}
+std::string_view clock_of(timing_mode mode) { return traits_of(mode).clock; }
 
 nlohmann::json timing_json(const timing_options& o) {
   nlohmann::json j = to_json(o);
@@ -134,7 +130,7 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                report.matrix->flops_per_second / 1e12, report.matrix->config,
                report.roofline_flops);
   }
-  if (report.timing.rotate_buffers && report.timing.mode != timing_mode::cold) {
+  if (report.timing.rotate_buffers && traits_of(report.timing.mode).rotates_buffers) {
     for (const auto& r : report.results) {
       if (!r.timing) continue;
       fmt::print(out, "buffers rotated over {} copies, so that one sample's data exceeds the L2\n",
@@ -147,9 +143,11 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
                report.sanitizer.empty() ? std::string("not run") : report.sanitizer);
   }
   if (report.floors) {
-    fmt::print(out,
-               "launch floors (an empty kernel): hot {:.2f} us, cold {:.2f} us, graph {:.2f} us\n",
-               report.floors->hot_us, report.floors->cold_us, report.floors->graph_us);
+    std::vector<std::string> floors;
+    for (const auto& mode : timing_modes()) {
+      floors.push_back(fmt::format("{} {:.2f} us", mode.name, report.floors->us[mode.mode]));
+    }
+    fmt::print(out, "launch floors (an empty kernel): {}\n", fmt::join(floors, ", "));
   }
   const std::size_t w = label_width(report);
   fmt::print(
@@ -199,10 +197,8 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
              "least 5 sessions (--confirm); the interval is a paired bootstrap over sessions "
              "(seed {}).",
              report.sessions,
-             report.timing.mode == timing_mode::cold
-                 ? "the kernels' own time on the device from CUPTI, one launch after an L2 flush"
-                 : "between CUDA events",
-             report.timing.mode == timing_mode::cold ? "every sample" : "one more sample",
+             traits_of(report.timing.mode).clock_legend,
+             traits_of(report.timing.mode).kernel_legend,
              100.0 * report.timing.min_clock_fraction,
              report.device ? report.device->sm_clock_khz / 1000 : 0, report.bootstrap_seed);
   if (report.aa) {

@@ -82,13 +82,15 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--case", flags->case_name,
                   "time this case of the task (default: its canonical case); every case is "
                   "checked either way");
+  std::string mode_help;
+  std::vector<std::string> mode_names;
+  for (const auto& mode : timing_modes()) {
+    mode_help += fmt::format("{}: {}; ", mode.name, mode.help);
+    mode_names.emplace_back(mode.name);
+  }
   cmd->add_option("--mode", flags->mode,
-                  "hot: back-to-back launches per sample, caches warm; cold: the L2 flushed "
-                  "before each single launch, timed by the kernels' own device time (CUPTI); "
-                  "graph: a hot sample captured in a CUDA graph and replayed, for kernels "
-                  "shorter than a launch (default: the mode the task's goals are stated in, else "
-                  "hot)")
-      ->check(CLI::IsMember({"hot", "cold", "graph"}));
+                  mode_help + "(default: the mode the task's goals are stated in, else hot)")
+      ->check(CLI::IsMember(mode_names));
   cmd->add_flag("--rotate", flags->rotate,
                 "hot and graph: rotate the launches over enough copies of the buffers that one "
                 "sample's data exceeds the L2, so that no launch reads what the last one left "

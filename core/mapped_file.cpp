@@ -29,10 +29,14 @@ std::byte* map(int fd, std::size_t bytes, bool writable, const std::filesystem::
 mapped_file mapped_file::create(const std::filesystem::path& path, std::size_t bytes) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) BLASTER_THROW("cannot create {}: {}", path.string(), std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    const int saved = errno;
+  // The blocks are reserved now: a file sized by ftruncate alone is sparse, and on a full disk
+  // the first store into its mapping would end the process with SIGBUS instead of an error.
+  if (const int failed = bytes == 0 ? 0 : ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+      failed != 0) {
     ::close(fd);
-    BLASTER_THROW("cannot size {} to {} bytes: {}", path.string(), bytes, std::strerror(saved));
+    ::unlink(path.c_str());
+    BLASTER_THROW("cannot reserve {} bytes for {}: {}", bytes, path.string(),
+                  std::strerror(failed));
   }
   std::byte* data = nullptr;
   try {

@@ -112,7 +112,7 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
       }
       if (cases[k].contains("mode")) {
         c.mode = nonempty_text(r, cases[k], at, "mode");
-        if (!parse_timing_mode(*c.mode)) r.fail(at + ".mode", "must be hot, cold or graph");
+        if (!parse_timing_mode(*c.mode)) r.fail(at + ".mode", "must be " + timing_mode_choices());
       }
       e.cases.push_back(std::move(c));
     }

@@ -82,7 +82,10 @@ struct fake_bench {
     r.blaster_revision = revision;
     r.timing = o.timing;
     r.sessions = o.sessions;
-    r.floors = launch_floors{.hot_us = 4.0, .cold_us = 0.5, .graph_us = 1.0};
+    r.floors = launch_floors{};
+    r.floors->us[timing_mode::hot] = 4.0;
+    r.floors->us[timing_mode::cold] = 0.5;
+    r.floors->us[timing_mode::graph] = 1.0;
     timing_samples t;
     t.kernel_us = 1.0;
     variant_result base;

@@ -149,7 +149,10 @@ TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
   ceilings.read.bytes_per_second = 4.4e12;
   ceilings.l2.config = "in the L2";
   EXPECT_EQ(to_json(memory_ceilings_from_json(to_json(ceilings))), to_json(ceilings));
-  const launch_floors f{.hot_us = 3.8, .cold_us = 2.7, .graph_us = 0.5};
+  launch_floors f;
+  f.us[timing_mode::hot] = 3.8;
+  f.us[timing_mode::cold] = 2.7;
+  f.us[timing_mode::graph] = 0.5;
   EXPECT_EQ(to_json(launch_floors_from_json(to_json(f))), to_json(f));
   const matrix_rate m{.flops_per_second = 6.1e14, .time_us = 812.5, .config = "mma.sync"};
   EXPECT_EQ(to_json(matrix_rate_from_json(to_json(m))), to_json(m));
