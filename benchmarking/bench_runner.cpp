@@ -66,19 +66,20 @@ void probe(const worker_launcher& launcher, bench_report& report) {
   worker_request request;
   request.phase = worker_phase::probe;
   const worker_answer answer = launcher.run(request, first_deadline);
-  const json& result = answer.result;
-  if (result.is_null()) {
+  if (!answer.result) {
     report.gpu_unavailable = "the GPU probe failed: " + answer.why;
-  } else if (result.contains("unavailable")) {
-    report.gpu_unavailable = result["unavailable"].get<std::string>();
-  } else if (result.contains("failure")) {
-    report.gpu_unavailable =
-        "the GPU probe failed: " + result["failure"].value("message", std::string("?"));
+  } else if (answer.result->unavailable) {
+    report.gpu_unavailable = *answer.result->unavailable;
+  } else if (answer.result->failure) {
+    report.gpu_unavailable = "the GPU probe failed: " + answer.result->failure->message;
+  } else if (!answer.result->probe) {
+    report.gpu_unavailable = "the GPU probe failed: it answered without a probe";
   } else {
-    report.device = device_properties_from_json(result.at("device"));
-    report.memory = memory_ceilings_from_json(result.at("memory"));
-    report.matrix = matrix_rate_from_json(result.at("matrix"));
-    report.floors = launch_floors_from_json(result.at("launch_floors"));
+    const device_probe& p = *answer.result->probe;
+    report.device = p.device;
+    report.memory = p.memory;
+    report.matrix = p.matrix;
+    report.floors = p.floors;
   }
   report.gpu = report.gpu_unavailable.empty();
 }
@@ -392,7 +393,7 @@ roofline_traffic traffic_of(const bench_report& report, const variant_result& r)
           .mix_known = report.roofline_mix_known,
           .footprint_bytes = report.footprint_bytes,
           .l2_bytes = report.device ? report.device->l2_bytes : 0,
-          .l2_may_hold = traits_of(report.timing.mode).may_hold_l2 && r.timing->copies == 1};
+          .l2_may_hold = traits_of(report.timing.mode).may_hold_l2 && r.timing->buffer_copies == 1};
 }
 
 void summarize(store& records, const bench_options& options, bench_report& report) {
@@ -401,10 +402,10 @@ void summarize(store& records, const bench_options& options, bench_report& repor
   for (auto& r : report.results) {
     if (r.status != "passed") continue;
     r.time_us = median(r.session_medians_us);
-    r.spread = spread(r.session_medians_us);
+    r.session_spread = spread(r.session_medians_us);
     r.floor = memory_floor(*report.memory, traffic_of(report, r));
     r.time_over_floor = *r.time_us / r.floor->floor_us;
-    if (auto why = impossible_speed(*r.floor, *report.memory, *r.time_us, r.max_noise + r.spread)) {
+    if (auto why = impossible_speed(*r.floor, *report.memory, *r.time_us, r.max_noise + r.session_spread)) {
       reject(r, reason_code::impossible_speed, *why);
     }
   }
@@ -422,8 +423,8 @@ void summarize(store& records, const bench_options& options, bench_report& repor
     if (!r.time_us) continue;
     const double seconds = *r.time_us * 1e-6;
     r.bandwidth_gbs = static_cast<double>(report.roofline_bytes) / seconds / 1e9;
-    r.roofline_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
-                     report.memory->copy.bytes_per_second;
+    r.copy_bandwidth_pct = 100.0 * static_cast<double>(report.roofline_bytes) / seconds /
+                           report.memory->copy.bytes_per_second;
     r.flops_per_second = static_cast<double>(report.roofline_flops) / seconds;
     if (report.matrix) {
       r.matrix_rate_pct = 100.0 * *r.flops_per_second / report.matrix->flops_per_second;

@@ -161,4 +161,64 @@ std::string describe_failure(const error_metrics& m) {
   return text;
 }
 
+namespace {
+
+nlohmann::json finite_or_text(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf");
+}
+
+double number_from(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string() && j.get<std::string>() == "inf") return INFINITY;
+  return NAN;  // null: a value JSON cannot hold
+}
+
+}  // namespace
+
+nlohmann::json to_json(const error_metrics& m) {
+  nlohmann::json worst = nlohmann::json::array();
+  for (const auto& w : m.worst) {
+    worst.push_back({{"index", w.index},
+                     {"candidate", w.candidate},
+                     {"reference", w.reference},
+                     {"normalized_error", finite_or_text(w.normalized_error)}});
+  }
+  return {{"buffer", m.buffer},
+          {"elements", m.elements},
+          {"mismatches", m.mismatches},
+          {"nonfinite", m.nonfinite},
+          {"unwritten", m.unwritten},
+          {"max_abs", m.max_abs},
+          {"max_rel", m.max_rel},
+          {"worst", worst},
+          {"normalized_error_quantiles",
+           {{"p50", finite_or_text(m.p50)},
+            {"p90", finite_or_text(m.p90)},
+            {"p99", finite_or_text(m.p99)},
+            {"p999", finite_or_text(m.p999)}}}};
+}
+
+error_metrics error_metrics_from_json(const nlohmann::json& j) {
+  const nlohmann::json& q = j.at("normalized_error_quantiles");
+  error_metrics m{.buffer = j.at("buffer").get<std::string>(),
+                  .elements = j.at("elements").get<std::int64_t>(),
+                  .mismatches = j.at("mismatches").get<std::int64_t>(),
+                  .nonfinite = j.at("nonfinite").get<std::int64_t>(),
+                  .unwritten = j.at("unwritten").get<std::int64_t>(),
+                  .max_abs = number_from(j.at("max_abs")),
+                  .max_rel = number_from(j.at("max_rel")),
+                  .p50 = number_from(q.at("p50")),
+                  .p90 = number_from(q.at("p90")),
+                  .p99 = number_from(q.at("p99")),
+                  .p999 = number_from(q.at("p999")),
+                  .worst = {}};
+  for (const auto& w : j.at("worst")) {
+    m.worst.push_back({.index = w.at("index").get<std::int64_t>(),
+                       .candidate = number_from(w.at("candidate")),
+                       .reference = number_from(w.at("reference")),
+                       .normalized_error = number_from(w.at("normalized_error"))});
+  }
+  return m;
+}
+
 }  // namespace blaster

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmarking/reason_code.hpp"
 #include "core/dtype.hpp"
 #include "tasks/task_spec.hpp"
@@ -48,6 +50,11 @@ error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poiso
 // The reason code of the first failure, in order of precedence (unwritten_output, nonfinite,
 // wrong_result), or none when the output passes.
 reason_code failure_reason(const error_metrics& m);
+
+// Infinite quantiles are written as "inf" and a candidate's non-finite values as null: JSON has
+// neither.
+nlohmann::json to_json(const error_metrics& m);
+error_metrics error_metrics_from_json(const nlohmann::json& j);
 
 // "12 of 67108864 elements differ; worst at 4711: 0.5012 vs 0.4980 (3.1x tolerance)"
 std::string describe_failure(const error_metrics& m);

@@ -145,7 +145,7 @@ timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stre
       const double mhz = environment.clock->measure_mhz(stream);
       if (mhz < options.min_clock_fraction * environment.rated_clock_mhz) {
         keep = false;
-        ++out.discarded;
+        ++out.discarded_samples;
       } else {
         clock_sum_mhz += mhz;
       }
@@ -159,19 +159,19 @@ timing_samples time_kernel(const plan_enqueue& enqueue, const cuda::stream& stre
   }
   if (device_samples) {
     environment.record(false);
-    out.observed_runs = out.taken;
-    out.kernel_us = device_sum_us / out.taken;
-    out.activity_event_us = event_sum_us / out.taken;
+    out.cupti.runs = out.taken;
+    out.cupti.kernel_us = device_sum_us / out.taken;
+    out.cupti.event_us = event_sum_us / out.taken;
   } else if (recorded && environment.record(true)) {
     // One more sample, recorded: recording slows the host's launches, so not a timed one. A
     // first, unrecorded one pays for CUPTI's start, which the events would otherwise include.
     sample_ms();
     environment.record(true);
-    out.activity_event_us = sample_ms() * 1000.0 / out.inner;
+    out.cupti.event_us = sample_ms() * 1000.0 / out.inner;
     stream.synchronize();
-    out.kernel_us = environment.recorded_us() / out.inner;
+    out.cupti.kernel_us = environment.recorded_us() / out.inner;
     environment.record(false);
-    out.observed_runs = out.inner;
+    out.cupti.runs = out.inner;
   }
   out.median_us = median(out.sample_us);
   out.noise = relative_noise(out.sample_us);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "benchmarking/timing_result.hpp"
 #include "core/timing_mode.hpp"
 
 namespace blaster {
@@ -35,34 +36,6 @@ struct timing_options {
   // Hot and graph modes: run the plan over enough copies of its buffers, in turn, that one
   // sample's data exceeds the L2, so that a launch cannot find its inputs left by the last one.
   bool rotate_buffers = false;
-};
-
-struct timing_samples {
-  timing_mode mode = timing_mode::hot;
-  int inner = 1;                  // launches of the plan per sample
-  int copies = 1;                 // buffer sets the launches rotate over
-  std::vector<double> sample_us;  // [microseconds] per launch, kept samples only
-  double median_us = 0.0;         // [microseconds]
-  double noise = 0.0;             // relative noise of the kept samples
-  std::string stopped_by;         // converged, budget, max_samples
-  int taken = 0;                  // samples taken, kept or discarded
-  int discarded = 0;              // samples dropped for a low clock
-  double mean_clock_mhz = 0.0;    // [MHz] over the kept samples; 0 without a clock probe
-  // Where sample_us comes from: the CUDA events around the launches, or (cold mode with a
-  // device record) the kernels' own time on the device; then event_us holds the events' time
-  // of the same kept samples.
-  std::string source = "CUDA events";
-  std::vector<double> event_us;  // [microseconds]
-  // The device record's account: the kernels' own time per run of the plan and the events'
-  // time over the same runs (cold: every sample taken; hot and graph: one more sample after
-  // them), and `observed_runs`, how many runs of the plan that covered. The worker adds which
-  // kernels ran and whether they are the plan's (`activity_error` says how they are not).
-  double kernel_us = 0.0;          // [microseconds]
-  double activity_event_us = 0.0;  // [microseconds]
-  int observed_runs = 0;
-  std::vector<std::pair<std::string, int>> kernels;  // name, executions observed
-  std::map<std::string, double> kernel_us_by_name;   // [microseconds] per run of the plan
-  std::string activity_error;
 };
 
 // One sample whose output is checked after it ran, or every sample: `before` is called ahead of

@@ -34,39 +34,6 @@ std::string head(const std::string& text, int lines) {
 
 std::string_view clock_of(timing_mode mode) { return traits_of(mode).clock; }
 
-nlohmann::json timing_json(const timing_options& o) {
-  nlohmann::json j = to_json(o);
-  j["clock"] = clock_of(o.mode);
-  return j;
-}
-
-nlohmann::json finite_or_text(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json("inf");
-}
-
-nlohmann::json metrics_json(const error_metrics& m) {
-  nlohmann::json worst = nlohmann::json::array();
-  for (const auto& w : m.worst) {
-    worst.push_back({{"index", w.index},
-                     {"candidate", w.candidate},
-                     {"reference", w.reference},
-                     {"normalized_error", finite_or_text(w.normalized_error)}});
-  }
-  return {{"buffer", m.buffer},
-          {"elements", m.elements},
-          {"mismatches", m.mismatches},
-          {"nonfinite", m.nonfinite},
-          {"unwritten", m.unwritten},
-          {"max_abs", m.max_abs},
-          {"max_rel", m.max_rel},
-          {"worst", worst},
-          {"normalized_error_quantiles",
-           {{"p50", finite_or_text(m.p50)},
-            {"p90", finite_or_text(m.p90)},
-            {"p99", finite_or_text(m.p99)},
-            {"p999", finite_or_text(m.p999)}}}};
-}
-
 // "_Z15layernorm_applyILi512ELi4EEv..." -> "layernorm_apply<512, 4>": the name with its template
 // arguments, without return type and parameters. A name that does not demangle stays as it is.
 std::string readable_kernel(const std::string& mangled) {
@@ -134,7 +101,7 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
     for (const auto& r : report.results) {
       if (!r.timing) continue;
       fmt::print(out, "buffers rotated over {} copies, so that one sample's data exceeds the L2\n",
-                 r.timing->copies);
+                 r.timing->buffer_copies);
       break;
     }
   }
@@ -167,18 +134,18 @@ void print_bench_table(const bench_report& report, std::ostream& out) {
       fmt::print(out,
                  "{:<{}}  {:<8}  {:>10.2f}  {:>9.2f}  {:>5.2f}%  {:>5.2f}%  {:>8}  {:>8.1f}  "
                  "{:>8.1f}%  {:>4}  {:>5.0f}  {}\n",
-                 label, w, r.status, *r.time_us, t.kernel_us, 100.0 * r.max_noise, 100.0 * r.spread,
+                 label, w, r.status, *r.time_us, t.cupti.kernel_us, 100.0 * r.max_noise, 100.0 * r.session_spread,
                  optional_number(r.speedup, "{:.2f}x"), *r.bandwidth_gbs,
-                 100.0 / *r.time_over_floor, t.discarded, t.mean_clock_mhz, verdict);
+                 100.0 / *r.time_over_floor, t.discarded_samples, t.mean_clock_mhz, verdict);
       // A plan of several kernels: which of them the time goes to.
-      if (t.kernel_us_by_name.size() > 1) {
+      if (t.cupti.kernels.size() > 1) {
         std::vector<std::string> parts;
-        for (const auto& [name, us] : t.kernel_us_by_name) {
-          parts.push_back(fmt::format("{} {:.2f}", readable_kernel(name), us));
+        for (const auto& k : t.cupti.kernels) {
+          parts.push_back(fmt::format("{} {:.2f}", readable_kernel(k.kernel), k.us));
         }
         fmt::print(out, "    kernel us by kernel: {}\n", fmt::join(parts, ", "));
       }
-      if (!t.activity_error.empty()) fmt::print(out, "    error (CUPTI): {}\n", t.activity_error);
+      if (!t.cupti.error.empty()) fmt::print(out, "    error (CUPTI): {}\n", t.cupti.error);
     } else {
       fmt::print(out, "{:<{}}  {:<8}  {}\n", label, w, r.status, to_string(r.reason));
       if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
@@ -243,167 +210,6 @@ void print_compile_table(const bench_report& report, std::ostream& out) {
     if (!r.message.empty()) fmt::print(out, "    {}\n", r.message);
     if (r.reason == reason_code::compile_error) fmt::print(out, "{}\n", r.log);
   }
-}
-
-nlohmann::json to_json(const bench_report& report) {
-  nlohmann::json j = {
-      {"task", report.task},
-      {"title", report.title},
-      {"case", report.timed_case},
-      {"shape", report.timed_shape},
-      {"dtype", report.dtype},
-      {"roofline_bytes", report.roofline_bytes},
-      {"roofline_flops", report.roofline_flops},
-      {"arch", report.arch},
-      {"nvrtc", report.nvrtc},
-      {"blaster_revision", report.blaster_revision},
-      {"seed", report.seed},
-      {"seeds", report.seeds},
-      {"warnings", report.warnings},
-      {"deadline_s", report.deadline_s},
-      {"gpu", report.gpu},
-      {"run_id", report.run_id},
-      {"home", report.home},
-      {"wall_ms", report.wall_ms},
-      {"timing", timing_json(report.timing)},
-  };
-  if (!report.gpu_unavailable.empty()) j["gpu_unavailable"] = report.gpu_unavailable;
-  if (report.sanitize) j["sanitizer"] = report.sanitizer;
-  if (report.device) j["device"] = to_json(*report.device);
-  j["sessions"] = report.sessions;
-  j["bootstrap_seed"] = report.bootstrap_seed;
-  j["aa_medians_us"] = report.aa_medians_us;
-  if (report.aa) {
-    j["aa_check"] = {
-        {"ratio", report.aa->ratio}, {"within", report.aa->within}, {"bound", report.aa->bound}};
-  }
-  if (report.floors) {
-    j["launch_floors"] = to_json(*report.floors);
-  }
-  if (report.memory) {
-    j["copy_bandwidth"] = to_json(report.memory->copy);
-    j["memory_ceilings"] = to_json(*report.memory);
-  }
-  j["roofline_read_bytes"] = report.roofline_read_bytes;
-  j["roofline_write_bytes"] = report.roofline_write_bytes;
-  j["roofline_mix_known"] = report.roofline_mix_known;
-  j["footprint_bytes"] = report.footprint_bytes;
-  if (report.matrix) {
-    j["matrix_rate"] = to_json(*report.matrix);
-  }
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : report.results) {
-    nlohmann::json kernels = nlohmann::json::array();
-    for (const auto& k : r.resources) {
-      kernels.push_back({{"kernel", k.lowered_name},
-                         {"registers", k.registers},
-                         {"stack_bytes", k.stack_bytes},
-                         {"spill_store_bytes", k.spill_store_bytes},
-                         {"spill_load_bytes", k.spill_load_bytes},
-                         {"shared_bytes", k.shared_bytes},
-                         {"barriers", k.barriers}});
-    }
-    nlohmann::json checks = nlohmann::json::array();
-    for (const auto& c : r.checks) {
-      nlohmann::json outputs = nlohmann::json::array();
-      for (const auto& m : c.outputs) outputs.push_back(metrics_json(m));
-      checks.push_back({{"case", c.case_name},
-                        {"seed", c.seed},
-                        {"passed", c.reason == reason_code::none},
-                        {"reason", to_string(c.reason)},
-                        {"message", c.message},
-                        {"outputs", outputs},
-                        {"worker", c.worker}});
-    }
-    nlohmann::json item = {{"candidate", r.candidate},
-                           {"variant", r.label},
-                           {"file", r.file},
-                           {"params", r.params},
-                           {"baseline", r.baseline},
-                           {"status", r.status},
-                           {"reason", to_string(r.reason)},
-                           {"message", r.message},
-                           {"compile_ms", r.compile_ms},
-                           {"cache_hit", r.cache_hit},
-                           {"kernels", kernels},
-                           {"checks", checks},
-                           {"source_sha256", r.source_sha256},
-                           {"sources_sha256", r.sources_sha256},
-                           {"cubin_sha256", r.cubin_sha256}};
-    if (r.reason == reason_code::compile_error) item["nvrtc_log"] = r.log;
-    if (report.sanitize) {
-      nlohmann::json tools = nlohmann::json::array();
-      for (const auto& s : r.sanitizer) tools.push_back(to_json(s));
-      item["sanitizer"] = tools;
-    }
-    item["gate_s"] = r.gate_s;
-    item["timing_s"] = r.timing_s;
-    // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
-    // first timing session, each an evaluation of its own.
-    const double compile_s = r.compile_ms / 1000.0;
-    item["time_to_verdict"] = {{"compile_s", compile_s},
-                               {"gate_s", r.gate_s},
-                               {"timing_s", r.first_timing_s},
-                               {"total_s", compile_s + r.gate_s + r.first_timing_s},
-                               {"gate_profile_ms", r.gate_profile},
-                               {"timing_profile_ms", r.timing_profile}};
-    if (r.timing && r.time_us) {
-      item["time_us"] = *r.time_us;
-      item["session_medians_us"] = r.session_medians_us;
-      item["session_spread"] = r.spread;
-      item["launch_bound"] = r.launch_bound;
-      item["screened"] = r.screened;
-      if (r.verdict) {
-        item["verdict"] = {{"verdict", to_string(r.verdict->v)},
-                           {"speedup_low", r.verdict->speedup.low},
-                           {"speedup_high", r.verdict->speedup.high},
-                           {"speedup", r.verdict->speedup.point},
-                           {"sessions", r.verdict->sessions},
-                           {"every_session_faster", r.verdict->every_session_faster},
-                           {"why", r.verdict->why}};
-      }
-      item["timing"] = {{"mode", to_string(r.timing->mode)},
-                        {"source", r.timing->source},
-                        {"inner", r.timing->inner},
-                        {"buffer_copies", r.timing->copies},
-                        {"samples", r.timing->sample_us.size()},
-                        {"taken", r.timing->taken},
-                        {"noise", r.timing->noise},
-                        {"stopped_by", r.timing->stopped_by},
-                        {"discarded_samples", r.timing->discarded},
-                        {"mean_clock_mhz", r.timing->mean_clock_mhz},
-                        {"samples_sha256", r.samples_sha256},
-                        {"cupti",
-                         {{"kernel_us", r.timing->kernel_us},
-                          {"event_us", r.timing->activity_event_us},
-                          {"runs", r.timing->observed_runs},
-                          {"kernels", r.timing->kernels},
-                          {"kernel_us_by_name", r.timing->kernel_us_by_name},
-                          {"error", r.timing->activity_error}}}};
-      auto optional = [](const std::optional<double>& v) {
-        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-      };
-      item["bandwidth_gbs"] = optional(r.bandwidth_gbs);
-      item["copy_bandwidth_pct"] = optional(r.roofline_pct);
-      item["flops_per_second"] = optional(r.flops_per_second);
-      if (r.matrix_rate_pct) item["matrix_rate_pct"] = *r.matrix_rate_pct;
-      item["time_over_floor"] = optional(r.time_over_floor);
-      if (r.floor) {
-        item["roofline"] = {{"level", r.floor->level},
-                            {"bytes", r.floor->bytes},
-                            {"l2_resident_bytes", r.floor->l2_resident_bytes},
-                            {"ceiling_bytes_per_second", r.floor->ceiling_bytes_per_second},
-                            {"floor_us", r.floor->floor_us},
-                            {"uncertainty", r.floor->uncertainty},
-                            {"pct", 100.0 * r.floor->floor_us / *r.time_us}};
-      }
-      if (r.poisoned) item["poisoned_launches"] = to_json(*r.poisoned);
-      item["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
-    }
-    results.push_back(std::move(item));
-  }
-  j["results"] = std::move(results);
-  return j;
 }
 
 }  // namespace blaster

@@ -14,7 +14,4 @@ void print_bench_table(const bench_report& report, std::ostream& out);
 // Per kernel: registers, stack, spills and shared memory, and the NVRTC log of each failure.
 void print_compile_table(const bench_report& report, std::ostream& out);
 
-// Everything in the report, exactly; what `--json` prints and what the store keeps.
-nlohmann::json to_json(const bench_report& report);
-
 }  // namespace blaster

@@ -57,4 +57,23 @@ std::optional<std::string> impossible_speed(const roofline_floor& floor,
       floor.floor_us, 100.0 * margin);
 }
 
+
+nlohmann::json to_json(const roofline_floor& f) {
+  return {{"level", f.level},
+          {"bytes", f.bytes},
+          {"l2_resident_bytes", f.l2_resident_bytes},
+          {"ceiling_bytes_per_second", f.ceiling_bytes_per_second},
+          {"floor_us", f.floor_us},
+          {"uncertainty", f.uncertainty}};
+}
+
+roofline_floor roofline_floor_from_json(const nlohmann::json& j) {
+  return {.level = j.at("level").get<std::string>(),
+          .bytes = j.at("bytes").get<std::int64_t>(),
+          .l2_resident_bytes = j.at("l2_resident_bytes").get<std::int64_t>(),
+          .ceiling_bytes_per_second = j.at("ceiling_bytes_per_second").get<double>(),
+          .floor_us = j.at("floor_us").get<double>(),
+          .uncertainty = j.at("uncertainty").get<double>()};
+}
+
 }  // namespace blaster

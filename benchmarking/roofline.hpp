@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmarking/memory_ceilings.hpp"
 
 namespace blaster {
@@ -32,6 +34,9 @@ struct roofline_floor {
   double floor_us = 0.0;                  // [microseconds]
   double uncertainty = 0.0;               // relative: the spread of the ceilings used
 };
+
+nlohmann::json to_json(const roofline_floor& f);
+roofline_floor roofline_floor_from_json(const nlohmann::json& j);
 
 roofline_floor memory_floor(const memory_ceilings& ceilings, const roofline_traffic& traffic);
 

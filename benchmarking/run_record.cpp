@@ -40,7 +40,7 @@ void record_results(store& records, std::int64_t run_id, const bench_report& rep
                                    .time_us = r.time_us,
                                    .speedup = r.speedup,
                                    .bandwidth_gbs = r.bandwidth_gbs,
-                                   .roofline_pct = r.roofline_pct,
+                                   .roofline_pct = r.copy_bandwidth_pct,
                                    .source_sha256 = r.source_sha256,
                                    .cubin_sha256 = r.cubin_sha256,
                                    .samples_sha256 = r.samples_sha256,
@@ -136,7 +136,7 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
       // Infinite quantiles do not survive JSON; the worker's own report does, in the CAS.
       g.metrics_json =
           json({{"outputs", outputs}}).dump(-1, ' ', false, json::error_handler_t::replace);
-      g.evidence_sha256 = records.cas().put(check.worker.dump());
+      g.evidence_sha256 = records.cas().put(to_json(check.evidence).dump());
       records.record_gate_result(compilation, g);
     }
     if (r.status != "passed") continue;
@@ -149,8 +149,8 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
                       .median_us = *r.time_us,
                       .stdrel = r.max_noise,
                       .statistics_json = json({{"sessions", r.session_medians_us},
-                                               {"spread", r.spread},
-                                               {"kernel_us", r.timing->kernel_us},
+                                               {"spread", r.session_spread},
+                                               {"kernel_us", r.timing->cupti.kernel_us},
                                                {"launch_bound", r.launch_bound}})
                                              .dump()});
     if (r.baseline) baseline_measurement = measurement;

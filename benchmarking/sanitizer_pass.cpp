@@ -91,6 +91,14 @@ nlohmann::json to_json(const sanitizer_report& r) {
   return j;
 }
 
+sanitizer_report sanitizer_report_from_json(const nlohmann::json& j) {
+  return {.tool = j.at("tool").get<std::string>(),
+          .errors = j.at("errors").get<int>(),
+          .first_error = j.value("first_error", std::string()),
+          .log = j.at("log").get<std::string>(),
+          .failure = j.value("failure", std::string())};
+}
+
 sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
                                  const worker_launcher& launcher,
                                  const std::filesystem::path& sanitizer,
@@ -120,10 +128,10 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
     }
     sanitizer_report report = parse_sanitizer_log(tool, log);
     if (report.errors == 0 && answer.exit_code == errors_exit_code) report.errors = 1;
-    if (answer.result.is_null()) {
+    if (!answer.result) {
       report.failure = answer.why;
-    } else if (answer.result.contains("failure")) {
-      report.failure = answer.result["failure"].value("message", std::string("?"));
+    } else if (answer.result->failure) {
+      report.failure = answer.result->failure->message;
     }
     out.reports.push_back(report);
     // A worker that did not finish under a tool (a deadline that its slowdown outgrew, a device

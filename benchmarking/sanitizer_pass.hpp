@@ -55,5 +55,6 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
 sanitizer_report parse_sanitizer_log(const std::string& tool, const std::string& log);
 
 nlohmann::json to_json(const sanitizer_report& r);
+sanitizer_report sanitizer_report_from_json(const nlohmann::json& j);
 
 }  // namespace blaster

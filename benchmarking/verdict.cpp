@@ -36,6 +36,13 @@ std::string_view to_string(verdict v) {
   return "unknown";
 }
 
+std::optional<verdict> parse_verdict(std::string_view name) {
+  for (const verdict v : {verdict::improved, verdict::no_improvement, verdict::inconclusive}) {
+    if (to_string(v) == name) return v;
+  }
+  return std::nullopt;
+}
+
 verdict_result judge(const session_comparison& comparison, const verdict_rules& rules) {
   if (rules.min_sessions < 1) {
     BLASTER_INPUT_ERROR("min_sessions is {}; it must be at least 1", rules.min_sessions);
@@ -118,6 +125,45 @@ aa_check self_check(std::span<const double> first_medians, std::span<const doubl
   out.bound = bound;
   out.within = std::abs(out.ratio - 1.0) <= bound;
   return out;
+}
+
+
+nlohmann::json to_json(const verdict_result& v) {
+  return {{"verdict", to_string(v.v)},
+          {"speedup", v.speedup.point},
+          {"speedup_low", v.speedup.low},
+          {"speedup_high", v.speedup.high},
+          {"baseline_spread", v.baseline_spread},
+          {"candidate_spread", v.candidate_spread},
+          {"sessions", v.sessions},
+          {"every_session_faster", v.every_session_faster},
+          {"why", v.why}};
+}
+
+// Reports of the previous release kept no spreads here: they read as 0.
+verdict_result verdict_result_from_json(const nlohmann::json& j) {
+  const auto name = j.at("verdict").get<std::string>();
+  const auto v = parse_verdict(name);
+  if (!v) BLASTER_INPUT_ERROR("verdict \"{}\" is unknown", name);
+  return {.v = *v,
+          .speedup = {.low = j.at("speedup_low").get<double>(),
+                      .high = j.at("speedup_high").get<double>(),
+                      .point = j.at("speedup").get<double>()},
+          .baseline_spread = j.value("baseline_spread", 0.0),
+          .candidate_spread = j.value("candidate_spread", 0.0),
+          .sessions = j.at("sessions").get<int>(),
+          .every_session_faster = j.at("every_session_faster").get<bool>(),
+          .why = j.at("why").get<std::string>()};
+}
+
+nlohmann::json to_json(const aa_check& a) {
+  return {{"ratio", a.ratio}, {"within", a.within}, {"bound", a.bound}};
+}
+
+aa_check aa_check_from_json(const nlohmann::json& j) {
+  return {.ratio = j.at("ratio").get<double>(),
+          .within = j.at("within").get<bool>(),
+          .bound = j.at("bound").get<double>()};
 }
 
 }  // namespace blaster

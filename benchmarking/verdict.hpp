@@ -6,6 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
 #include "benchmarking/statistics.hpp"
 
 namespace blaster {
@@ -18,6 +22,7 @@ enum class verdict {
 };
 
 std::string_view to_string(verdict v);
+std::optional<verdict> parse_verdict(std::string_view name);
 
 // The per-session medians of one A/B comparison. Session i ran the baseline and the candidate
 // back to back, so the two vectors pair by index. The seed drives the bootstrap and is recorded
@@ -61,5 +66,10 @@ struct aa_check {
 // that is not positive and finite, or a negative bound.
 aa_check self_check(std::span<const double> first_medians, std::span<const double> second_medians,
                     double bound = 0.01);
+
+nlohmann::json to_json(const verdict_result& v);
+verdict_result verdict_result_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const aa_check& a);
+aa_check aa_check_from_json(const nlohmann::json& j);
 
 }  // namespace blaster

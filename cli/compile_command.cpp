@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/bench_report.hpp"
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"

@@ -96,4 +96,25 @@ std::map<std::string, std::vector<ptx_parameter>> parse_ptx_parameters(std::stri
   return entries;
 }
 
+
+nlohmann::json to_json(const kernel_resources& k) {
+  return {{"kernel", k.lowered_name},
+          {"registers", k.registers},
+          {"stack_bytes", k.stack_bytes},
+          {"spill_store_bytes", k.spill_store_bytes},
+          {"spill_load_bytes", k.spill_load_bytes},
+          {"shared_bytes", k.shared_bytes},
+          {"barriers", k.barriers}};
+}
+
+kernel_resources kernel_resources_from_json(const nlohmann::json& j) {
+  return {.lowered_name = j.at("kernel").get<std::string>(),
+          .registers = j.at("registers").get<int>(),
+          .barriers = j.at("barriers").get<int>(),
+          .stack_bytes = j.at("stack_bytes").get<int>(),
+          .spill_store_bytes = j.at("spill_store_bytes").get<int>(),
+          .spill_load_bytes = j.at("spill_load_bytes").get<int>(),
+          .shared_bytes = j.at("shared_bytes").get<int>()};
+}
+
 }  // namespace blaster

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace blaster {
 
 // What ptxas says one kernel uses; -1 where the log did not say.
@@ -20,6 +22,9 @@ struct kernel_resources {
   int spill_load_bytes = -1;
   int shared_bytes = 0;  // static shared memory; absent from the log when zero
 };
+
+nlohmann::json to_json(const kernel_resources& k);
+kernel_resources kernel_resources_from_json(const nlohmann::json& j);
 
 // One kernel parameter as PTX declares it.
 struct ptx_parameter {

@@ -82,7 +82,7 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     for (const auto& c : r.checks) cases.insert(c.case_name);
     EXPECT_EQ(cases.size(), 6U) << r.label;  // every case but the large one, which is not timed
     EXPECT_EQ(r.checks.size(), 6U * report.seeds.size()) << r.label;
-    ASSERT_TRUE(r.timing && r.time_us && r.speedup && r.roofline_pct) << r.label;
+    ASSERT_TRUE(r.timing && r.time_us && r.speedup && r.copy_bandwidth_pct) << r.label;
     EXPECT_GT(*r.time_us, 0.0);
     EXPECT_EQ(r.session_medians_us.size(), 2U) << r.label;
     EXPECT_LT(r.max_noise, 0.05) << r.label;
@@ -99,16 +99,15 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     EXPECT_FALSE(output_dependence(*r.poisoned, m.copy.bytes_per_second)) << r.label;
     // CUPTI saw exactly the plan's one kernel, once per launch, and its device time fits
     // inside the events around it.
-    EXPECT_TRUE(r.timing->activity_error.empty()) << r.label << ": " << r.timing->activity_error;
-    ASSERT_EQ(r.timing->kernels.size(), 1U) << r.label;
-    EXPECT_EQ(r.timing->kernels[0].second, r.timing->inner) << r.label;
-    EXPECT_GT(r.timing->kernel_us, 0.0);
+    const cupti_account& cupti = r.timing->cupti;
+    EXPECT_TRUE(cupti.error.empty()) << r.label << ": " << cupti.error;
+    EXPECT_TRUE(cupti.matches_plan) << r.label;
+    ASSERT_EQ(cupti.kernels.size(), 1U) << r.label;
+    EXPECT_EQ(cupti.kernels[0].count, r.timing->inner) << r.label;
+    EXPECT_GT(cupti.kernel_us, 0.0);
     // The plan's one kernel has all of the device time.
-    ASSERT_EQ(r.timing->kernel_us_by_name.size(), 1U) << r.label;
-    EXPECT_NEAR(r.timing->kernel_us_by_name.begin()->second, r.timing->kernel_us,
-                1e-9 * r.timing->kernel_us)
-        << r.label;
-    EXPECT_LE(r.timing->kernel_us, r.timing->activity_event_us * 1.02 + 0.5) << r.label;
+    EXPECT_NEAR(cupti.kernels[0].us, cupti.kernel_us, 1e-9 * cupti.kernel_us) << r.label;
+    EXPECT_LE(cupti.kernel_us, cupti.event_us * 1.02 + 0.5) << r.label;
     if (r.baseline) {
       baseline = &r;
       EXPECT_DOUBLE_EQ(*r.speedup, 1.0);

@@ -87,7 +87,7 @@ struct fake_bench {
     r.floors->us[timing_mode::cold] = 0.5;
     r.floors->us[timing_mode::graph] = 1.0;
     timing_samples t;
-    t.kernel_us = 1.0;
+    t.cupti.kernel_us = 1.0;
     variant_result base;
     base.label = base.candidate = "init";
     base.baseline = true;
@@ -100,7 +100,7 @@ struct fake_bench {
     cand.status = "passed";
     cand.time_us = candidate_us;
     cand.speedup = 10.0 / candidate_us;
-    cand.roofline_pct = 90.0;
+    cand.copy_bandwidth_pct = 90.0;
     cand.timing = t;
     verdict_result v;
     v.v = verdict::improved;

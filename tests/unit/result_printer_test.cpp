@@ -19,11 +19,12 @@ bench_report two_kernel_report() {
   r.status = "passed";
   r.time_us = 180.0;
   r.bandwidth_gbs = 1600.0;
-  r.roofline_pct = 40.0;
+  r.copy_bandwidth_pct = 40.0;
   timing_samples t;
-  t.kernel_us = 178.0;
-  t.kernels = {{"stats<512>", 6}, {"apply<512>", 6}};
-  t.kernel_us_by_name = {{"stats<512>", 41.5}, {"apply<512>", 136.5}};
+  t.cupti.kernel_us = 178.0;
+  // As CUPTI's record lists them: by name.
+  t.cupti.kernels = {{.kernel = "apply<512>", .count = 6, .us = 136.5},
+                     {.kernel = "stats<512>", .count = 6, .us = 41.5}};
   r.timing = t;
   report.results.push_back(r);
   return report;
@@ -39,9 +40,13 @@ TEST(ResultPrinter, APlanOfSeveralKernelsShowsEachKernelsDeviceTime) {
 
 TEST(ResultPrinter, MangledKernelNamesShowAsTheirTemplates) {
   bench_report report = two_kernel_report();
-  report.results[0].timing->kernel_us_by_name = {
-      {"_Z15layernorm_applyILi512ELi4EEvP6__halfPKS0_S3_S3_PK6float2iif", 136.5},
-      {"_Z21layernorm_chunk_statsILi512ELi4EEvP6float2PK6__halfii", 41.5}};
+  report.results[0].timing->cupti.kernels = {
+      {.kernel = "_Z15layernorm_applyILi512ELi4EEvP6__halfPKS0_S3_S3_PK6float2iif",
+       .count = 6,
+       .us = 136.5},
+      {.kernel = "_Z21layernorm_chunk_statsILi512ELi4EEvP6float2PK6__halfii",
+       .count = 6,
+       .us = 41.5}};
   std::ostringstream text;
   print_bench_table(report, text);
   EXPECT_NE(text.str().find(
@@ -53,7 +58,7 @@ TEST(ResultPrinter, MangledKernelNamesShowAsTheirTemplates) {
 
 TEST(ResultPrinter, APlanOfOneKernelHasNoBreakdownLine) {
   bench_report report = two_kernel_report();
-  report.results[0].timing->kernel_us_by_name = {{"stats<512>", 178.0}};
+  report.results[0].timing->cupti.kernels = {{.kernel = "stats<512>", .count = 6, .us = 178.0}};
   std::ostringstream text;
   print_bench_table(report, text);
   EXPECT_EQ(text.str().find("kernel us by kernel"), std::string::npos) << text.str();

@@ -51,7 +51,7 @@ variant_result passed(store& s, const std::string& label, bool baseline, double 
   metrics.buffer = "out";
   metrics.elements = 10;
   check.outputs.push_back(metrics);
-  check.worker = {{"check", 0}};
+  check.evidence = check_evidence{.check = 0, .case_name = "odd", .seed = 7};
   r.checks = {check};
   r.timing = timing_samples{};
   r.timing->sample_us = {time_us, time_us};

@@ -1,0 +1,168 @@
+#include "benchmarking/gate_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/parallel_for.hpp"
+#include "core/sha256.hpp"
+#include "tasks/input_generator.hpp"
+
+namespace blaster {
+namespace {
+
+// A constant (or zero) output passes where the reference barely moves relative to its
+// tolerance; such a case proves little, and the task should draw wider inputs.
+void guard_task_design(const task_spec& task, const gate_check& check, const std::string& buffer,
+                       std::span<const double> r, std::vector<std::string>& warnings) {
+  if (r.empty()) return;
+  double low = std::numeric_limits<double>::infinity();
+  double high = -low;
+  std::size_t tiny = 0;
+  std::mutex merge;  // a large case's outputs run to billions: every core takes a part
+  parallel_for(static_cast<std::int64_t>(r.size()), [&](std::int64_t begin, std::int64_t end) {
+    double part_low = std::numeric_limits<double>::infinity();
+    double part_high = -part_low;
+    std::size_t part_tiny = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double v = r[static_cast<std::size_t>(i)];
+      if (!std::isfinite(v)) continue;
+      part_low = std::min(part_low, v);
+      part_high = std::max(part_high, v);
+      if (std::fabs(v) <= task.tol.atol) ++part_tiny;
+    }
+    const std::lock_guard lock(merge);
+    low = std::min(low, part_low);
+    high = std::max(high, part_high);
+    tiny += part_tiny;
+  });
+  const double widest = std::max(std::fabs(low), std::fabs(high));
+  const double allowed = task.tol.atol + task.tol.rtol * widest;
+  if (r.size() > 1 && high - low <= 2.0 * allowed) {
+    warnings.push_back(fmt::format(
+        "case {} seed {}: {} spans [{:.4g}, {:.4g}], within twice its tolerance ({:.3g}): a "
+        "constant output could pass",
+        check.case_name, check.seed, buffer, low, high, allowed));
+  }
+  if (2 * tiny > r.size()) {
+    warnings.push_back(fmt::format(
+        "case {} seed {}: {} of {} values of {} are within atol ({}) of zero: a zero output "
+        "passes there",
+        check.case_name, check.seed, tiny, r.size(), buffer, task.tol.atol));
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed) {
+  return {0x0B1A57E5EED00001ULL, 0x0B1A57E5EED00002ULL, run_seed};
+}
+
+gate_data::gate_data(const task_spec& task, reference_fn reference,
+                     const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir,
+                     const std::string& timed_case)
+    : inputs_path_(dir / "inputs.bin"), outputs_path_(dir / "outputs.bin") {
+  const std::string& timed = timed_case.empty() ? task.canonical_case : timed_case;
+  // Lay out every check: its inputs in one file, its outputs in the other.
+  std::size_t input_bytes = 0;
+  std::size_t output_bytes = 0;
+  auto align = [](std::size_t n) { return (n + 4095) / 4096 * 4096; };
+  for (const auto& c : task.cases) {
+    // A large case (gigabytes, KernelBench's current size) is checked only when it is timed, with
+    // the run's own seed alone and one run: it adds index ranges to the proof, not more values;
+    // determinism is proven by the repeated runs of the other cases.
+    if (c.large && c.name != timed) continue;
+    const std::size_t first_seed = c.large ? seeds.size() - 1 : 0;
+    for (std::size_t s = first_seed; s < seeds.size(); ++s) {
+      gate_check check{.case_name = c.name,
+                       .seed = seeds[s],
+                       .repeat = s == first_seed && !c.large,
+                       .inputs = {},
+                       .outputs = {}};
+      for (const auto& b : task.buffers) {
+        const std::size_t bytes = static_cast<std::size_t>(task.buffer_bytes(b, c));
+        std::size_t& cursor = b.role == buffer_role::input ? input_bytes : output_bytes;
+        (b.role == buffer_role::input ? check.inputs : check.outputs)
+            .push_back({b.name, cursor, bytes, {}});
+        cursor += align(bytes);
+      }
+      if (c.name == timed && s + 1 == seeds.size()) timed_check_ = checks_.size();
+      checks_.push_back(std::move(check));
+    }
+  }
+
+  mapped_file inputs = mapped_file::create(inputs_path_, std::max<std::size_t>(input_bytes, 1));
+  outputs_ = mapped_file::create(outputs_path_, std::max<std::size_t>(output_bytes, 1));
+  expected_.resize(checks_.size());
+  for (std::size_t i = 0; i < checks_.size(); ++i) {
+    gate_check& check = checks_[i];
+    const task_case& c = task.find_case(check.case_name);
+    std::vector<host_tensor> drawn;
+    drawn.reserve(check.inputs.size());  // the reference reads spans into them
+    reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
+    for (buffer_slot& slot : check.inputs) {
+      const buffer_spec& b = *task.find_buffer(slot.buffer);
+      // The case's distribution: an override such as large magnitudes applies to it alone.
+      drawn.push_back(generate_input(task, b, c, derive_seed(check.seed, c.name, slot.buffer)));
+      const std::vector<std::byte>& bytes = drawn.back().bytes;
+      std::copy(bytes.begin(), bytes.end(), inputs.slice(slot.offset, slot.bytes).begin());
+      slot.sha256 = sha256_hex(std::span<const std::byte>(bytes));
+      io.inputs[slot.buffer] = drawn.back().values;
+    }
+    expected_[i].resize(check.outputs.size());
+    for (std::size_t k = 0; k < check.outputs.size(); ++k) {
+      const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
+      expected_[i][k].assign(check.outputs[k].bytes / size_of(b.type), 0.0);
+      io.outputs[b.name] = expected_[i][k];
+    }
+    reference(io);
+    for (std::size_t k = 0; k < check.outputs.size(); ++k) {
+      guard_task_design(task, check, check.outputs[k].buffer, expected_[i][k], warnings_);
+    }
+  }
+}
+
+gate_data::~gate_data() {
+  std::error_code ignored;
+  std::filesystem::remove(inputs_path_, ignored);
+  std::filesystem::remove(outputs_path_, ignored);
+}
+
+std::span<const double> gate_data::expected(std::size_t check, std::size_t output) const {
+  return expected_.at(check).at(output);
+}
+
+std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t output) const {
+  const buffer_slot& slot = checks_.at(check).outputs.at(output);
+  return outputs_.slice(slot.offset, slot.bytes);
+}
+
+std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path) const {
+  const auto& slots = checks_.at(timed_check_).outputs;
+  const std::size_t base = slots.empty() ? 0 : slots.front().offset;
+  const std::size_t end = slots.empty() ? 0 : slots.back().offset + slots.back().bytes;
+  const auto bytes = outputs_.slice(base, end - base);
+  // Scratch for this run alone: no need for write_file_atomically's fsync.
+  mapped_file kept = mapped_file::create(path, std::max<std::size_t>(bytes.size(), 1));
+  std::copy(bytes.begin(), bytes.end(), kept.slice(0, bytes.size()).begin());
+  return base;
+}
+
+worker_request with_data(worker_request request, const gate_data& data, worker_phase phase) {
+  request.phase = phase;
+  request.checks = data.checks();
+  request.timed_check = data.timed_check();
+  request.inputs_file = data.inputs_file();
+  if (phase == worker_phase::gate || request.outputs_file.empty()) {
+    request.outputs_file = data.outputs_file();
+    request.outputs_base = 0;
+  }
+  return request;
+}
+
+}  // namespace blaster

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "benchmarking/gate_protocol.hpp"
+#include "core/mapped_file.hpp"
+#include "tasks/reference.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+
+// Seeds every case is checked with: two fixed, so that runs can be compared, and the run's own,
+// drawn at run time so that no candidate can be tuned to its inputs.
+std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed);
+
+// The inputs and float64 references of every check of a run (each case with each seed),
+// computed once and shared by every candidate: inputs through a mapped file the workers read,
+// outputs through a mapped file they write. The references never leave this process, and they
+// are computed before any candidate runs only because no candidate can reach this process's
+// memory.
+class gate_data {
+ public:
+  // `timed_case` empty: the task's canonical case.
+  gate_data(const task_spec& task, reference_fn reference, const std::vector<std::uint64_t>& seeds,
+            const std::filesystem::path& dir, const std::string& timed_case = {});
+  ~gate_data();
+  gate_data(const gate_data&) = delete;
+  gate_data& operator=(const gate_data&) = delete;
+
+  [[nodiscard]] const std::vector<gate_check>& checks() const { return checks_; }
+  [[nodiscard]] const std::filesystem::path& inputs_file() const { return inputs_path_; }
+  [[nodiscard]] const std::filesystem::path& outputs_file() const { return outputs_path_; }
+  // The check of the timed case with the run's own seed: what timing uses.
+  [[nodiscard]] std::size_t timed_check() const { return timed_check_; }
+  [[nodiscard]] std::span<const double> expected(std::size_t check, std::size_t output) const;
+  [[nodiscard]] std::span<const std::byte> produced(std::size_t check, std::size_t output) const;
+  // Saves the timed check's outputs as the last gate left them to `path`, for that variant's
+  // timing to compare its own launches against: the next variant's gate overwrites them here.
+  // Returns the offset in the gate's layout where the saved bytes start.
+  std::size_t keep_timed_outputs(const std::filesystem::path& path) const;
+  // Task-design guards: outputs a constant or a zero could match within the tolerance.
+  [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  std::filesystem::path inputs_path_;
+  std::filesystem::path outputs_path_;
+  std::vector<gate_check> checks_;
+  std::vector<std::vector<std::vector<double>>> expected_;  // [check][output]
+  mapped_file outputs_;
+  std::size_t timed_check_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+// The request for one phase over the run's shared data.
+worker_request with_data(worker_request request, const gate_data& data, worker_phase phase);
+
+}  // namespace blaster

@@ -1,0 +1,96 @@
+#include "benchmarking/worker/check_buffers.hpp"
+
+#include "core/cuda_driver.hpp"
+
+namespace blaster::worker {
+namespace {
+
+void set_pattern(CUdeviceptr at, std::size_t bytes, std::uint32_t pattern, std::size_t width,
+                 CUstream stream) {
+  const cuda::driver_api& api = cuda::driver();
+  if (bytes == 0) return;
+  if (width == 2) {
+    cuda::check(
+        api.cuMemsetD16Async(at, static_cast<unsigned short>(pattern & 0xFFFFU), bytes / 2, stream),
+        "cuMemsetD16Async");
+  } else if (width == 1) {
+    cuda::check(api.cuMemsetD8Async(at, static_cast<unsigned char>(pattern & 0xFFU), bytes, stream),
+                "cuMemsetD8Async");
+  } else {
+    cuda::check(api.cuMemsetD32Async(at, pattern, bytes / 4, stream), "cuMemsetD32Async");
+  }
+}
+
+}  // namespace
+
+check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
+                             std::size_t canary_bytes) {
+  const task_case& c = w.task.find_case(check.case_name);
+  check_buffers out;
+  std::uniform_int_distribution<std::size_t> jitter(0, 31);
+  auto add = [&](const std::string& name, std::size_t bytes) -> cuda::guarded_buffer& {
+    const cuda::guard_layout layout{.canary_bytes = canary_bytes,
+                                    .guard_bytes = w.request.guard_bytes,
+                                    .jitter_granules = jitter(w.placement)};
+    auto [it, inserted] = out.buffers.try_emplace(name, w.context.device(), bytes, layout);
+    it->second.fill_canaries(w.request.canary_pattern, w.stream.get());
+    out.pointers[name] = it->second.data();
+    return it->second;
+  };
+  for (const auto& b : w.task.buffers) {
+    add(b.name, static_cast<std::size_t>(w.task.buffer_bytes(b, c)));
+    if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
+  }
+  for (const auto& [name, bytes] : plan.scratch) {
+    add(name, static_cast<std::size_t>(bytes));
+    out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
+  }
+  // In stream order: the canaries first, then the inputs in the middle of them.
+  for (const auto& slot : check.inputs) {
+    out.buffers.at(slot.buffer)
+        .upload_async(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
+  }
+  return out;
+}
+
+check_buffers allocate_check(worker_context& w, const gate_check& check,
+                             const resolved_plan& plan) {
+  return allocate_check(w, check, plan, w.request.canary_bytes);
+}
+
+void poison(worker_context& w, check_buffers& b) {
+  for (const auto& [name, type] : b.output_types) {
+    const cuda::guarded_buffer& buffer = b.buffers.at(name);
+    const std::size_t width = size_of(type) == 2 ? 2 : (buffer.bytes() % 4 == 0 ? 4 : 1);
+    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed), width,
+                w.stream.get());
+  }
+}
+
+std::size_t poisoned_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& [name, type] : b.output_types) bytes += b.buffers.at(name).bytes();
+  return bytes;
+}
+
+std::size_t footprint_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& [name, buffer] : b.buffers) bytes += buffer.bytes();
+  return bytes;
+}
+
+std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b) {
+  std::vector<canary_hit> hits;
+  for (const auto& [name, buffer] : b.buffers) {
+    if (auto offset = buffer.changed_canary(w.request.canary_pattern)) {
+      hits.push_back({.buffer = name,
+                      .byte_offset = static_cast<long long>(*offset),
+                      .bytes = buffer.bytes()});
+    }
+  }
+  return hits;
+}
+
+void settle(worker_context& w) { w.stream.synchronize(); }
+
+}  // namespace blaster::worker

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/gate_result.hpp"
+#include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/worker/worker_context.hpp"
+#include "core/dtype.hpp"
+#include "core/guarded_buffer.hpp"
+
+namespace blaster::worker {
+
+// Everything a check needs on the device: the task's buffers and the plan's scratch, each
+// between unmapped guards with canaries inside them.
+struct check_buffers {
+  std::map<std::string, cuda::guarded_buffer, std::less<>> buffers;
+  std::map<std::string, CUdeviceptr, std::less<>> pointers;
+  std::map<std::string, dtype, std::less<>> output_types;  // outputs and scratch, to poison
+};
+
+// The check's buffers with canaries of `canary_bytes` (the request's, or the whole guard where a
+// fault is being located), the inputs uploaded into them, in stream order.
+check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
+                             std::size_t canary_bytes);
+check_buffers allocate_check(worker_context& w, const gate_check& check,
+                             const resolved_plan& plan);
+
+// Outputs and scratch get the run's poison pattern, which no kernel can know in advance.
+void poison(worker_context& w, check_buffers& b);
+
+// [bytes] what poison() writes: every output and scratch buffer of a set.
+std::size_t poisoned_bytes(const check_buffers& b);
+// [bytes] every buffer of a set: what one run of the plan keeps in memory.
+std::size_t footprint_bytes(const check_buffers& b);
+
+// The canaries that changed, each with its buffer and byte offset.
+std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b);
+
+// Every fill and upload goes on the harness's stream, in order; waiting for it here makes the
+// setup's cost, and any error in it, show before the first launch rather than in it.
+void settle(worker_context& w);
+
+}  // namespace blaster::worker

@@ -1,0 +1,221 @@
+// The timing of one check's inputs, and the checks that the timed launches did the work: their
+// outputs against the output the gate checked, and their device time on freshly poisoned outputs
+// against the time on outputs that already hold the answer.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "benchmarking/device_compare.hpp"
+#include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/l2_flush.hpp"
+#include "benchmarking/sm_clock_probe.hpp"
+#include "benchmarking/worker/check_buffers.hpp"
+#include "benchmarking/worker/phase_handler.hpp"
+#include "benchmarking/worker/result_channel.hpp"
+#include "core/device_buffer.hpp"
+#include "profiling/kernel_activity.hpp"
+
+namespace blaster::worker {
+namespace {
+
+// Which kernels CUPTI saw and how often, and how they differ from the plan's, if they do.
+void account(const kernel_recorder& recorder, const resolved_plan& plan, timing_samples& t) {
+  cupti_account& a = t.cupti;
+  if (a.runs == 0) {
+    a.error = "CUPTI is unavailable (" + recorder.unavailable() + "): nothing was recorded";
+    return;
+  }
+  const std::map<std::string, int>& seen = recorder.seen();
+  std::map<std::string, int> expected;
+  for (const auto& l : plan.launches) expected[l.lowered] += a.runs;
+  int executions = 0;
+  for (const auto& [name, count] : seen) {
+    a.kernels.push_back(
+        {.kernel = name, .count = count, .us = recorder.seen_us().at(name) / a.runs});
+    executions += count;
+  }
+  a.matches_plan = seen == expected;
+  // Kernels cannot take longer on the device than the events around them; the bound allows
+  // for the two clocks' granularity.
+  if (!a.matches_plan) {
+    a.error = fmt::format(
+        "CUPTI saw {} kernel executions of {} names; the plan launches {} kernels {} times",
+        executions, seen.size(), expected.size(), a.runs);
+  } else if (a.kernel_us > a.event_us * 1.02 + 0.5) {
+    a.error = fmt::format(
+        "the kernels took {:.2f} us on the device but the events around them only {:.2f} us",
+        a.kernel_us, a.event_us);
+  }
+}
+
+// How many buffer sets a rotating timing needs so that the sets of one sample span twice the
+// L2: a launch then finds none of its inputs left in the cache by the launches before it.
+int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
+  const std::size_t bytes = footprint_bytes(one);
+  const auto wanted =
+      (2 * static_cast<std::size_t>(l2_bytes) + bytes - 1) / std::max<std::size_t>(bytes, 1);
+  // Beyond this the sets are tiny and launches dominate; and each buffer maps at least one
+  // allocation granule of its own.
+  constexpr std::size_t most = 256;
+  return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
+}
+
+// Launches after which nothing of the output may be left from before: each preceded by a write
+// of the run's poison over the outputs (poisoned), or by a write of as many bytes to a buffer of
+// its own (control), so that both meet the same state of the caches and only the outputs differ.
+// A kernel whose work depends on what its outputs hold is slower when they hold poison.
+constexpr int poisoned_pairs = 10;
+
+timing_answer run_timing(worker_context& w) {
+  const std::size_t index = w.request.timed_check;
+  const gate_check& check = w.request.checks.at(index);
+  const task_case& c = w.task.find_case(check.case_name);
+  const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  const auto& device = w.context.properties();
+  const timing_mode_traits& mode = traits_of(w.request.timing.mode);
+  std::vector<check_buffers> sets;
+  sets.push_back(allocate_check(w, check, plan));
+  const bool rotate = w.request.timing.rotate_buffers && mode.rotates_buffers;
+  const int copies = rotate ? rotation_copies(sets.front(), device.l2_bytes) : 1;
+  while (static_cast<int>(sets.size()) < copies) sets.push_back(allocate_check(w, check, plan));
+  std::vector<launch_sequence> launches;
+  for (auto& set : sets) {
+    poison(w, set);
+    launches.emplace_back(plan, *w.module, set.pointers);
+  }
+  settle(w);
+  auto enqueue = [&](CUstream s, int i) {
+    launches[static_cast<std::size_t>(i) % sets.size()].enqueue(s);
+  };
+
+  // The output the gate checked goes to the device once; each stale check compares there, so a
+  // case of gigabytes costs milliseconds per check rather than a download and a host pass.
+  device_compare compare(w.request.arch, &*w.cache);
+  std::map<std::string, cuda::device_buffer, std::less<>> gated;
+  for (const auto& slot : check.outputs) {
+    auto [it, inserted] = gated.try_emplace(slot.buffer, slot.bytes);
+    it->second.upload_async(w.outputs.slice(slot.offset - w.request.outputs_base, slot.bytes),
+                            w.stream.get());
+  }
+  settle(w);
+
+  // Does the last launch on set k reproduce the output the gate checked?
+  auto stale_set = [&](std::size_t k) -> std::optional<stale_output> {
+    for (const auto& slot : check.outputs) {
+      if (auto d = compare(sets[k].buffers.at(slot.buffer).data(), gated.at(slot.buffer).get(),
+                           slot.bytes, w.width_of(slot.buffer), w.stream)) {
+        return stale_output{.buffer = slot.buffer,
+                            .buffer_copy = k,
+                            .first_index = d->first,
+                            .differing_elements = d->count};
+      }
+    }
+    return std::nullopt;
+  };
+  // ... and on each of the first `used` sets?
+  auto stale = [&](std::size_t used) -> std::optional<stale_output> {
+    for (std::size_t k = 0; k < std::min(used, sets.size()); ++k) {
+      if (auto d = stale_set(k)) return d;
+    }
+    return std::nullopt;
+  };
+  auto poison_all = [&] {
+    for (auto& set : sets) poison(w, set);
+  };
+  // A mode that checks every sample poisons the outputs before every launch and checks every
+  // launch's output: a single launch has nothing of its own to find there. The others check one
+  // sample, drawn from a seed the kernel cannot see, among the samples that always run (the budget
+  // may stop the rest); its outputs are poisoned first, outside the timed region, so that only its
+  // own launches can fill them.
+  timing_checks checks{.spot_every_sample = mode.checks_every_sample};
+  const int always =
+      std::max(1, std::min(w.request.timing.max_samples, w.request.timing.min_samples));
+  const int spot_sample = checks.spot_every_sample
+                              ? 0
+                              : static_cast<int>(w.request.spot_seed %
+                                                 static_cast<std::uint64_t>(always));
+  int spot_failed_sample = -1;
+  const spot_check spot{.sample = spot_sample,
+                        .every_sample = checks.spot_every_sample,
+                        .before = poison_all,
+                        .after = [&](int inner) {
+                          ++checks.checked_samples;
+                          if (checks.spot_stale) return;
+                          checks.spot_stale = stale(static_cast<std::size_t>(inner));
+                          if (checks.spot_stale) spot_failed_sample = checks.checked_samples - 1;
+                        }};
+  std::optional<l2_flush> flush;
+  if (mode.flushes_l2) flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
+  const sm_clock_probe clock(w.request.arch, &*w.cache);
+  kernel_recorder recorder({std::string(sm_clock_probe::kernel_name),
+                            std::string(l2_flush::kernel_name),
+                            std::string(device_compare::kernel_name)});
+  timing_environment environment{.flush_l2 = [&](CUstream s) { (*flush)(s); },
+                                 .clock = &clock,
+                                 .rated_clock_mhz = device.sm_clock_khz / 1000.0,
+                                 .record = {},
+                                 .recorded_us = {}};
+  record_through(recorder, environment);
+  send_step("timing");
+  timing_samples timing = time_kernel(enqueue, w.stream, w.request.timing, environment, &spot);
+  timing.buffer_copies = copies;
+  account(recorder, plan, timing);
+  checks.spot_sample = checks.spot_every_sample ? spot_failed_sample : spot_sample;
+
+  // Poisoned launches against control launches, each timed alone on the device.
+  if (mode.checks_output_dependence) {
+    send_step("poisoned launches");
+    cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
+    const bool recorded = recorder.start();
+    cuda::event start;
+    cuda::event stop;
+    auto one_launch_us = [&](std::size_t k) {
+      start.record(w.stream);
+      enqueue(w.stream.get(), static_cast<int>(k));
+      stop.record(w.stream);
+      const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
+      if (!recorded) return event_us;
+      w.stream.synchronize();
+      return recorder.take_us();
+    };
+    poisoned_launches p{.source = recorded ? "CUPTI kernel time" : "CUDA events",
+                        .hot_us = timing.cupti.kernel_us,
+                        .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
+                        .poisoned_bytes = static_cast<std::int64_t>(poisoned_bytes(sets.front())),
+                        .l2_bytes = device.l2_bytes};
+    for (int i = 0; i < poisoned_pairs; ++i) {
+      const std::size_t k = static_cast<std::size_t>(i) % sets.size();
+      elsewhere.fill_u32(w.request.canary_pattern, w.stream.get());
+      p.control_us.push_back(one_launch_us(k));
+      poison(w, sets[k]);
+      p.poisoned_us.push_back(one_launch_us(k));
+      if (!checks.poisoned_stale) checks.poisoned_stale = stale_set(k);
+    }
+    recorder.stop();
+    checks.poisoned = std::move(p);
+  }
+  // And once more after the last sample, one launch on poisoned outputs.
+  poison_all();
+  enqueue(w.stream.get(), 0);
+  checks.final_stale = stale(1);
+  return {.samples = std::move(timing), .checks = std::move(checks)};
+}
+
+class time_handler final : public phase_handler {
+  void do_run(worker_context& w, worker_result& result,
+              std::optional<std::size_t>& current) const override {
+    current = w.request.timed_check;
+    result.timing = run_timing(w);
+  }
+};
+
+}  // namespace
+
+const phase_handler& time_phase() {
+  static const time_handler handler;
+  return handler;
+}
+
+}  // namespace blaster::worker

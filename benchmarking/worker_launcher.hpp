@@ -1,0 +1,36 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/reason_code.hpp"
+#include "benchmarking/step_profile.hpp"
+#include "benchmarking/worker_result.hpp"
+
+namespace blaster {
+
+// What a worker answered: its result, or why there is none.
+struct worker_answer {
+  std::optional<worker_result> result;    // none when the worker gave none
+  reason_code ended = reason_code::none;  // timeout or crash, when there is no result
+  std::string why;                        // the same in words, with the worker's last step
+  double wall_s = 0.0;                    // [seconds]
+  int exit_code = -1;                     // the process's, when it exited
+  step_profile profile;                   // where the wall time went, by the worker's steps
+};
+
+// How the parent starts a worker: the blaster executable and the run's scratch folder.
+struct worker_launcher {
+  std::filesystem::path executable;
+  std::filesystem::path dir;
+  // Runs the request in a supervised child; `wrapper` (a program and its arguments, such as
+  // compute-sanitizer's) runs the worker under it.
+  [[nodiscard]] worker_answer run(const worker_request& request, std::chrono::milliseconds deadline,
+                                  const std::vector<std::string>& wrapper = {}) const;
+};
+
+}  // namespace blaster
