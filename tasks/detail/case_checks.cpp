@@ -1,0 +1,74 @@
+#include "tasks/detail/case_checks.hpp"
+
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace blaster::detail {
+
+void check_cases(const task_spec& task, const json_reader& r) {
+  for (std::size_t index = 0; index < task.cases.size(); ++index) {
+    const task_case& c = task.cases[index];
+    const symbol_table symbols = task.integer_symbols(c);
+    auto check = [&](const expression& e, const std::string& where) {
+      try {
+        static_cast<void>(e.evaluate(symbols));
+      } catch (const input_error& error) {
+        r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
+      }
+    };
+    std::int64_t case_bytes = 0;
+    for (const auto& b : task.buffers) {
+      for (std::size_t i = 0; i < b.shape.size(); ++i) {
+        check(b.shape[i], fmt::format("buffers.{}.shape[{}]", b.name, i));
+      }
+      try {
+        if (__builtin_add_overflow(case_bytes, task.buffer_bytes(b, c), &case_bytes)) {
+          case_bytes = std::numeric_limits<std::int64_t>::max();
+        }
+      } catch (const input_error& error) {
+        r.fail(fmt::format("buffers.{}.shape", b.name), error.what());
+      }
+    }
+    // Sizes are bounded here, before anything is drawn or allocated, GPU or not.
+    if (case_bytes > max_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the limit of {} GiB; shrink the case",
+                         case_bytes, max_case_bytes >> 30));
+    }
+    if (!c.large && case_bytes > max_checked_case_bytes) {
+      r.fail(fmt::format("cases.{}", c.name),
+             fmt::format("its buffers hold {} bytes, over the {} GiB that a case checked on every "
+                         "run may hold; mark it \"large\": true (checked only when timed) or "
+                         "shrink it",
+                         case_bytes, max_checked_case_bytes >> 30));
+    }
+    if (task.read_bytes) {
+      check(*task.read_bytes, "roofline.read_bytes");
+      check(*task.write_bytes, "roofline.write_bytes");
+    }
+    check(task.bytes, "roofline.bytes");
+    check(task.flops, "roofline.flops");
+    for (const auto& b : task.buffers) {
+      if (b.role != buffer_role::input) continue;
+      const std::string where = c.init.contains(b.name)
+                                    ? fmt::format("cases[{}].init.{}", index, b.name)
+                                    : fmt::format("buffers.{}.init", b.name);
+      distribution d;
+      try {
+        d = task.input_distribution(b, c);
+      } catch (const input_error& error) {
+        r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
+      }
+      if (d.kind == "int_range" && d.low > d.high) {
+        r.fail(where, fmt::format("in case {} ({}): \"low\" is {}, above \"high\" {}", c.name,
+                                  task.describe(c), d.low, d.high));
+      }
+    }
+  }
+}
+
+}  // namespace blaster::detail
