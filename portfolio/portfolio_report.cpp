@@ -13,6 +13,7 @@
 #include "core/file_io.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
+#include "portfolio/portfolio_figure.hpp"
 
 namespace blaster {
 namespace {
@@ -285,54 +286,6 @@ std::string render_portfolio_markdown(const json& summary) {
       "evidence and the cubins every number above comes from. `blaster verify` checks this "
       "bundle; `sha256sum -c SHA256SUMS` checks it without blaster.\n";
   return md;
-}
-
-std::string render_portfolio_svg(const json& summary) {
-  const json& rows = summary.at("rows");
-  constexpr int row_height = 22;
-  constexpr int label_width = 260;
-  constexpr int bar_width = 300;
-  const int height = 60 + row_height * static_cast<int>(rows.size());
-  double most_speedup = 1.0;
-  for (const auto& row : rows) {
-    if (!row.at("best").is_null())
-      most_speedup = std::max(most_speedup, number_or(row["best"], "speedup", 0));
-  }
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" "
-      "font-size=\"12\">\n"
-      "<text x=\"{}\" y=\"20\">speedup over the baseline</text>\n"
-      "<text x=\"{}\" y=\"20\">% of the roofline (85% goal dashed)</text>\n",
-      label_width + 2 * bar_width + 80, height, label_width, label_width + bar_width + 40);
-  const int goal_x = label_width + bar_width + 40 + static_cast<int>(bar_width * 0.85);
-  svg += fmt::format(
-      "<line x1=\"{0}\" y1=\"30\" x2=\"{0}\" y2=\"{1}\" stroke=\"#888\" "
-      "stroke-dasharray=\"4 3\"/>\n",
-      goal_x, height - 10);
-  int y = 40;
-  for (const auto& row : rows) {
-    svg += fmt::format("<text x=\"4\" y=\"{}\">{} {} {}</text>\n", y + 12, row.value("id", ""),
-                       row.value("task", ""), row.value("case", ""));
-    if (!row.at("best").is_null()) {
-      const json& b = row["best"];
-      const double speedup = number_or(b, "speedup", 0);
-      const double pct = std::min(number_or(b, "copy_bandwidth_pct", 0), 120.0);
-      svg += fmt::format(
-          "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"#4a7ebb\"/>"
-          "<text x=\"{:.1f}\" y=\"{}\">{:.2f}x</text>\n",
-          label_width, y, bar_width * speedup / most_speedup,
-          label_width + bar_width * speedup / most_speedup + 4, y + 12, speedup);
-      svg += fmt::format(
-          "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"#6aa84f\"/>"
-          "<text x=\"{:.1f}\" y=\"{}\">{:.1f}%</text>\n",
-          label_width + bar_width + 40, y, bar_width * pct / 100.0,
-          label_width + bar_width + 40 + bar_width * pct / 100.0 + 4, y + 12, pct);
-    }
-    y += row_height;
-  }
-  svg += "</svg>\n";
-  return svg;
 }
 
 void write_portfolio_bundle(store& records, const suite& s,

@@ -27,8 +27,6 @@ nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_o
                                    const nlohmann::json& pytorch);
 
 std::string render_portfolio_markdown(const nlohmann::json& summary);
-// A figure of every case's speedup over its baseline and its percent of its roofline.
-std::string render_portfolio_svg(const nlohmann::json& summary);
 
 // Writes the bundle into `out` (a new or empty folder), whole or not at all: report.md,
 // results.json, figure.svg, suite.json, pytorch.json when given, runs/<id>-<task>-<case>/ (each

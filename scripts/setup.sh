@@ -12,6 +12,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libsqlite3-dev libssl-dev googletest libgtest-dev
+  librsvg2-bin python3 # the portfolio figure's test renders it (rsvg-convert) and reads the PNG
 )
 
 missing=()

@@ -19,6 +19,7 @@
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "evidence/store.hpp"
+#include "portfolio/portfolio_figure.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
 #include "portfolio/suite.hpp"
