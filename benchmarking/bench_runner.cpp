@@ -519,7 +519,7 @@ bench_report run_bench(const bench_options& given, store& records) {
   bench_options options = given;
   if (!options.mode_given && task.timing_mode) {
     // The mode the task's goals are stated in: launch-bound tasks say graph.
-    options.timing.mode = parse_timing_mode(*task.timing_mode).value_or(options.timing.mode);
+    options.timing.mode = *task.timing_mode;
   }
   const reference_fn reference = find_reference(task.reference);
 

@@ -9,6 +9,7 @@
 
 #include "core/dtype.hpp"
 #include "core/expression.hpp"
+#include "core/timing_mode.hpp"
 
 namespace blaster {
 
@@ -78,9 +79,9 @@ struct task_spec {
   expression flops;
   std::vector<task_case> cases;
   std::string canonical_case;  // the case that is timed
-  // The timing mode the task's goals are stated in ("hot", "cold" or "graph"); unset leaves the
-  // choice to the user. Launch-bound tasks say "graph".
-  std::optional<std::string> timing_mode;
+  // The timing mode the task's goals are stated in; unset leaves the choice to the user.
+  // Launch-bound tasks say graph.
+  std::optional<blaster::timing_mode> timing_mode;
 
   [[nodiscard]] const task_case& find_case(std::string_view case_name) const;
   [[nodiscard]] const task_case& canonical() const { return find_case(canonical_case); }

@@ -219,10 +219,11 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   if (j.contains("timing")) {
     r.only_keys(j["timing"], "timing", {"mode"});
     const std::string mode = r.text(j["timing"], "timing", "mode");
-    if (mode != "hot" && mode != "cold" && mode != "graph") {
-      r.fail("timing.mode", fmt::format("\"{}\" is not a timing mode (hot, cold or graph)", mode));
+    task.timing_mode = parse_timing_mode(mode);
+    if (!task.timing_mode) {
+      r.fail("timing.mode", fmt::format("\"{}\" is not a timing mode ({})", mode,
+                                        timing_mode_choices()));
     }
-    task.timing_mode = mode;
   }
 
   if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty()) {

@@ -439,7 +439,7 @@ TEST_F(TaskSpecFile, TimingModeIsStoredAndOptional) {
     write(j.dump());
     const task_spec task = load_task(dir_);
     ASSERT_TRUE(task.timing_mode.has_value()) << mode;
-    EXPECT_EQ(*task.timing_mode, mode);
+    EXPECT_EQ(to_string(*task.timing_mode), mode);
   }
 }
 
@@ -521,12 +521,12 @@ TEST(TaskSpecCore10, LaunchBoundTasksAskForGraphTimingAndMarkTheirLargeCase) {
   for (const char* name : {"softmax", "cross_entropy"}) {
     const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR "/tasks/") + name);
     ASSERT_TRUE(task.timing_mode.has_value()) << name;
-    EXPECT_EQ(*task.timing_mode, "graph") << name;
+    EXPECT_EQ(*task.timing_mode, timing_mode::graph) << name;
     EXPECT_TRUE(task.find_case("large").large) << name;
     EXPECT_FALSE(task.canonical().large) << name;
   }
   const task_spec layernorm = load_task(BLASTER_SOURCE_DIR "/tasks/layernorm");
-  EXPECT_EQ(layernorm.timing_mode, std::optional<std::string>("hot"));
+  EXPECT_EQ(layernorm.timing_mode, std::optional<timing_mode>(timing_mode::hot));
   EXPECT_EQ(layernorm.describe(layernorm.canonical()), "B=16 C=64 H=256 W=256");
 }
 
