@@ -1,6 +1,7 @@
 #include "benchmarking/bench_report.hpp"
 
 #include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/variant_metrics.hpp"
 
 namespace blaster {
 namespace {
@@ -156,6 +157,13 @@ variant_result variant_result_from_json(const json& j) {
 json to_json(const bench_report& report) {
   json timing = to_json(report.timing);
   timing["clock"] = traits_of(report.timing.mode).clock;
+  // Each result with its metrics by tag, as the tables show them (derived; not read back).
+  json results = json::array();
+  for (const auto& r : report.results) {
+    json item = to_json(r);
+    item["metrics"] = metric_values(report, r);
+    results.push_back(std::move(item));
+  }
   return {
       {"task", report.task},
       {"title", report.title},
@@ -188,7 +196,7 @@ json to_json(const bench_report& report) {
       {"bootstrap_seed", report.bootstrap_seed},
       {"aa_medians_us", report.aa_medians_us},
       {"aa_check", optional_json(report.aa)},
-      {"results", list_json(report.results)},
+      {"results", results},
       {"run_id", report.run_id},
       {"home", report.home},
       {"wall_ms", report.wall_ms},

@@ -2,16 +2,21 @@
 
 #include <ostream>
 
-#include <nlohmann/json.hpp>
-
-#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/bench_report.hpp"
+#include "evidence/result_table.hpp"
 
 namespace blaster {
 
-// The human table of a bench run: one row per variant, the evidence under each rejection.
-void print_bench_table(const bench_report& report, std::ostream& out);
+// A bench run's results as a table: one row per variant, the evidence under each rejection, the
+// run's device and ceilings before it and the legend after it. `console` keeps the metrics the
+// console table shows; every metric otherwise (Markdown, CSV, JSON).
+result_table bench_table(const bench_report& report, bool console);
 
 // Per kernel: registers, stack, spills and shared memory, and the NVRTC log of each failure.
+result_table compile_table(const bench_report& report);
+
+// The tables as the console shows them.
+void print_bench_table(const bench_report& report, std::ostream& out);
 void print_compile_table(const bench_report& report, std::ostream& out);
 
 }  // namespace blaster

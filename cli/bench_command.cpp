@@ -9,6 +9,7 @@
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -174,10 +175,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       nlohmann::json j = to_json(report);
       if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
       std::cout << j.dump(2) << '\n';
-    } else if (report.gpu) {
-      print_bench_table(report, std::cout);
     } else {
-      print_compile_table(report, std::cout);
+      // The console table keeps its columns; the other formats carry every metric.
+      const bool console = global.format == "table";
+      make_renderer(global.format)
+          ->render(report.gpu ? bench_table(report, console) : compile_table(report), std::cout);
     }
     if (!report.gpu) {
       std::cerr << "blaster: " << no_gpu << '\n';

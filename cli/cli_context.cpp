@@ -32,4 +32,14 @@ std::filesystem::path resolve_root(const global_options& options) {
       std::filesystem::current_path().string());
 }
 
+void require_format(const global_options& options, std::initializer_list<std::string_view> known,
+                    std::string_view command) {
+  for (std::string_view f : known) {
+    if (f == options.format) return;
+  }
+  std::string names;
+  for (std::string_view f : known) names += (names.empty() ? "" : ", ") + std::string(f);
+  BLASTER_INPUT_ERROR("--format {}: {} prints {} only", options.format, command, names);
+}
+
 }  // namespace blaster::cli

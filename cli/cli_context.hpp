@@ -1,8 +1,10 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace blaster::cli {
 
@@ -18,9 +20,14 @@ enum exit_code : int {
 struct global_options {
   std::optional<std::filesystem::path> root;  // holds tasks/ and kernels/
   std::optional<std::filesystem::path> home;  // the store
-  bool json = false;
+  std::string format = "table";  // --format: table, json, md or csv; --json is "json"
+  bool json = false;             // format is json
   bool quiet = false;
 };
+
+// Refuses a --format that the command has no renderer for, naming those it has (input_error).
+void require_format(const global_options& options, std::initializer_list<std::string_view> known,
+                    std::string_view command);
 
 // --root, else $BLASTER_ROOT, else the nearest folder at or above the working directory that
 // holds tasks/, else the source tree blaster was built from.

@@ -10,6 +10,7 @@
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -75,7 +76,7 @@ command_fn add_compile_command(CLI::App& app, const global_options& global) {
       }
       std::cout << j.dump(2) << '\n';
     } else {
-      print_compile_table(report, std::cout);
+      make_renderer(global.format)->render(compile_table(report), std::cout);
     }
     return static_cast<int>(failed > 0 ? exit_bad_input : exit_ok);
   };

@@ -20,6 +20,7 @@ command_fn add_doctor_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 whether or not there is a GPU (the report says which); 1 the machine "
       "failed.");
   return [&global]() {
+    require_format(global, {"table", "json"}, "doctor");
     nlohmann::json j = {{"blaster_revision", std::string(source_revision())},
                         {"nvrtc", nvrtc_version()},
                         {"cupti", cupti_version()}};

@@ -42,6 +42,7 @@ command_fn add_export_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--allow-incomplete", f->allow_incomplete,
                 "export a run that is still running or was interrupted (its run.json says so)");
   return [f, &global]() {
+    require_format(global, {"table", "json"}, "export");
     // The key first: a bad key should fail before any work.
     std::optional<ed25519_key> key;
     if (f->sign) key = read_private_key(*f->sign);
@@ -106,6 +107,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                   "a listed file larger than this is a problem, never hashed (default 4 GiB)")
       ->check(CLI::PositiveNumber);
   return [f, &global]() {
+    require_format(global, {"table", "json"}, "verify");
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
     bundle_verification v =
@@ -189,6 +191,7 @@ command_fn add_keygen_command(CLI::App& app, const global_options& global) {
       "or PREFIX.pub exists, or the folder does not.");
   cmd->add_option("--out", *prefix, "PREFIX of the two files")->required();
   return [prefix, &global]() {
+    require_format(global, {"table", "json"}, "keygen");
     const ed25519_key key = ed25519_key::generate();
     write_key_pair(key, *prefix);
     const std::string private_path = prefix->string() + ".key";

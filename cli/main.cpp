@@ -16,6 +16,7 @@
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/revision.hpp"
+#include "evidence/table_renderer.hpp"
 
 int main(int argc, char** argv) {
   using namespace blaster::cli;
@@ -54,7 +55,16 @@ int main(int argc, char** argv) {
   global_options global;
   app.add_option("--root", global.root, "folder holding tasks/ and kernels/");
   app.add_option("--home", global.home, "store folder (default $BLASTER_HOME or ./.blaster)");
-  app.add_flag("--json", global.json, "print exact JSON on stdout instead of tables");
+  app.add_flag("--json", global.json, "print exact JSON on stdout instead of tables (--format json)");
+  std::vector<std::string> formats;
+  std::string format_help = "how results print:";
+  for (const auto& f : blaster::output_formats()) {
+    formats.emplace_back(f.name);
+    format_help += fmt::format(" {} ({}),", f.name, f.help);
+  }
+  format_help.back() = ';';
+  app.add_option("--format", global.format, format_help + " default table")
+      ->check(CLI::IsMember(formats));
   app.add_flag("-q,--quiet", global.quiet, "print no progress on stderr");
   app.set_version_flag("--version", fmt::format("blaster 0.1.0 ({})", blaster::source_revision()));
 
@@ -68,9 +78,13 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e) == 0 ? exit_ok : exit_bad_input;
-    // The flags did not parse, so look for --json among the words.
-    const bool json = std::any_of(argv + 1, argv + argc,
-                                  [](const char* a) { return std::string_view(a) == "--json"; });
+    // The flags did not parse, so look for --json (or --format json) among the words.
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view a = argv[i];
+      json = json || a == "--json" || a == "--format=json" ||
+             (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json");
+    }
     if (code != exit_ok && json) {
       std::cout << error_json("bad_input", fmt::format("{}; see blaster --help", e.what())).dump(2)
                 << '\n';
@@ -78,6 +92,8 @@ int main(int argc, char** argv) {
     return code;
   }
 
+  if (global.json) global.format = "json";
+  global.json = global.format == "json";
   // Progress goes to stderr so that stdout stays one table or one JSON document.
   auto logger = spdlog::stderr_color_mt("blaster");
   logger->set_pattern("blaster: %v");

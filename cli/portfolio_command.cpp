@@ -82,6 +82,7 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
                 "also run under memcheck, racecheck, initcheck and synccheck)");
   add_compile_limit_flags(*cmd, f->compile);
   return [f, &global]() {
+    require_format(global, {"table", "md", "json"}, "portfolio");
     std::optional<ed25519_key> key;
     if (f->sign) key = read_private_key(*f->sign);
     const nlohmann::json pytorch = f->pytorch ? read_pytorch(*f->pytorch) : nlohmann::json();
@@ -99,16 +100,8 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
     store records(resolve_home(global.home));
-    std::vector<portfolio_outcome> outcomes;
-    try {
-      outcomes = run_portfolio(s, options, records, run_bench);
-    } catch (const input_error& e) {
-      if (std::string_view(e.what()).starts_with("a portfolio needs a GPU")) {
-        std::cerr << "blaster: " << e.what() << '\n';
-        return static_cast<int>(exit_no_gpu);
-      }
-      throw;
-    }
+    // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
+    const std::vector<portfolio_outcome> outcomes = run_portfolio(s, options, records, run_bench);
     const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {

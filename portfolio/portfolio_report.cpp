@@ -8,9 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/bench_report.hpp"
 #include "core/error.hpp"
-#include "evidence/evidence_bundle.hpp"
 #include "core/file_io.hpp"
+#include "evidence/evidence_bundle.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
 #include "portfolio/portfolio_figure.hpp"
@@ -27,26 +28,27 @@ double number_or(const json& j, const char* key, double fallback) {
 
 // The candidate a case is reported by: an improvement the verdict confirms first, then one
 // timed in every session, then the largest speedup; none when no candidate passed.
-const json* best_result(const json& report) {
-  const json* best = nullptr;
-  auto rank = [](const json& r) {
-    const bool improved = r.contains("verdict") && r["verdict"].value("verdict", "") == "improved";
-    const bool confirmed = !r.value("screened", false);
-    return std::tuple(improved ? 1 : 0, confirmed ? 1 : 0, number_or(r, "speedup", 0.0));
+const variant_result* best_result(const bench_report& report) {
+  const variant_result* best = nullptr;
+  auto rank = [](const variant_result& r) {
+    const bool improved = r.verdict && r.verdict->v == verdict::improved;
+    return std::tuple(improved ? 1 : 0, r.screened ? 0 : 1, r.speedup.value_or(0.0));
   };
-  for (const auto& r : report.at("results")) {
-    if (r.value("status", "") != "passed" || r.value("baseline", false)) continue;
+  for (const auto& r : report.results) {
+    if (r.status != "passed" || r.baseline) continue;
     if (best == nullptr || rank(r) > rank(*best)) best = &r;
   }
   return best;
 }
 
-const json* baseline_result(const json& report) {
-  for (const auto& r : report.at("results")) {
-    if (r.value("baseline", false)) return &r;
+const variant_result* baseline_result(const bench_report& report) {
+  for (const auto& r : report.results) {
+    if (r.baseline) return &r;
   }
   return nullptr;
 }
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(); }
 
 // PyTorch's time for a case in the mode blaster timed it (graph mode: PyTorch's calls captured
 // in a CUDA graph, else its hot time where the file has no graph time).
@@ -105,57 +107,58 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
                    {"cooldown_s", s.protocol.cooldown_s},
                    {"max_noise", s.protocol.max_noise}};
   for (const auto& o : outcomes) {
-    const json& report = o.report;
-    if (device.is_null() && report.contains("device")) {
-      device = report["device"];
-      device["copy_bandwidth"] = report.value("copy_bandwidth", json());
-      device["matrix_rate"] = report.value("matrix_rate", json());
-      device["launch_floors"] = report.value("launch_floors", json());
-      device["nvrtc"] = report.value("nvrtc", "");
+    const bench_report& report = o.report;
+    if (device.is_null() && report.device) {
+      device = to_json(*report.device);
+      device["copy_bandwidth"] = report.memory ? to_json(report.memory->copy) : json();
+      device["matrix_rate"] = report.matrix ? to_json(*report.matrix) : json();
+      device["launch_floors"] = report.floors ? to_json(*report.floors) : json();
+      device["nvrtc"] = report.nvrtc;
     }
-    const std::string mode = report.at("timing").at("mode").get<std::string>();
+    const std::string mode(to_string(report.timing.mode));
     // The harness that measured the case; runs recorded before revisions were kept have none.
-    const std::string revision = report.value("blaster_revision", std::string("unrecorded"));
+    const std::string revision =
+        report.blaster_revision.empty() ? std::string("unrecorded") : report.blaster_revision;
     revisions.insert(revision);
     json row = {{"id", o.item.id},
                 {"task", o.item.task},
                 {"case", o.item.case_name},
-                {"shape", report.value("shape", "")},
-                {"dtype", report.value("dtype", "")},
+                {"shape", report.timed_shape},
+                {"dtype", report.dtype},
                 {"mode", mode},
                 {"blaster_revision", revision},
-                {"sessions", report.value("sessions", 0)},
+                {"sessions", report.sessions},
                 {"run_id", o.run_id},
                 {"run_bundle", run_folder(o.item)},
                 {"resumed", o.resumed}};
-    if (const json* base = baseline_result(report); base != nullptr && base->contains("time_us")) {
-      row["baseline_us"] = (*base)["time_us"];
+    if (const variant_result* base = baseline_result(report); base != nullptr && base->time_us) {
+      row["baseline_us"] = *base->time_us;
     }
-    const json* best = best_result(report);
+    const variant_result* best = best_result(report);
     json goals = json::array();
     if (best == nullptr) {
       row["best"] = nullptr;
       goals.push_back({{"goal", "a candidate passes the gate"}, {"met", false}, {"by", ""}});
     } else {
-      const json& b = *best;
-      json verdict = b.value("verdict", json::object());
-      row["best"] = {{"variant", b.value("variant", "")},
-                     {"time_us", b.value("time_us", 0.0)},
-                     {"kernel_us", b.at("timing").at("cupti").value("kernel_us", 0.0)},
-                     {"speedup", b.value("speedup", json())},
-                     {"speedup_low", verdict.value("speedup_low", json())},
-                     {"speedup_high", verdict.value("speedup_high", json())},
-                     {"verdict", verdict.value("verdict", "")},
-                     {"copy_bandwidth_pct", b.value("copy_bandwidth_pct", json())},
-                     {"matrix_rate_pct", b.value("matrix_rate_pct", json())},
-                     {"time_over_floor", b.value("time_over_floor", json())},
-                     {"launch_bound", b.value("launch_bound", false)}};
-      const double time_us = b.value("time_us", 0.0);
-      if (b.contains("speedup") && b["speedup"].is_number()) speedups.push_back(b["speedup"]);
+      const variant_result& b = *best;
+      const double time_us = b.time_us.value_or(0.0);
+      row["best"] = {
+          {"variant", b.label},
+          {"time_us", time_us},
+          {"kernel_us", b.timing ? b.timing->cupti.kernel_us : 0.0},
+          {"speedup", optional_number(b.speedup)},
+          {"speedup_low", b.verdict ? json(b.verdict->speedup.low) : json()},
+          {"speedup_high", b.verdict ? json(b.verdict->speedup.high) : json()},
+          {"verdict", b.verdict ? std::string(to_string(b.verdict->v)) : std::string()},
+          {"copy_bandwidth_pct", optional_number(b.copy_bandwidth_pct)},
+          {"matrix_rate_pct", optional_number(b.matrix_rate_pct)},
+          {"time_over_floor", optional_number(b.time_over_floor)},
+          {"launch_bound", b.launch_bound}};
+      if (b.speedup) speedups.push_back(*b.speedup);
       // The goals of the suite: a launch-bound case (timed in graph mode) against the empty
-      // kernel, every other case against its roofline floor, and every case against PyTorch.
-      if (mode == "graph") {
-        const double floor = report.at("launch_floors").value("graph_us", 0.0);
+      // kernel, every other case against the copy bandwidth, and every case against PyTorch.
+      if (report.timing.mode == timing_mode::graph) {
+        const double floor = report.floors ? report.floors->us[timing_mode::graph] : 0.0;
         const double ratio = floor > 0 ? time_us / floor : std::nan("");
         row["over_launch_floor"] = ratio;
         goals.push_back(
@@ -163,9 +166,9 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
              {"met", ratio <= launch_floor_goal},
              {"by", fmt::format("{:.2f}x", ratio)}});
       } else {
-        const double pct = b.value("copy_bandwidth_pct", 0.0);
+        const double pct = b.copy_bandwidth_pct.value_or(0.0);
         goals.push_back(
-            {{"goal", fmt::format("at least {:.0f}% of the roofline", bandwidth_goal_pct)},
+            {{"goal", fmt::format("at least {:.0f}% of the copy bandwidth", bandwidth_goal_pct)},
              {"met", pct >= bandwidth_goal_pct},
              {"by", fmt::format("{:.1f}%", pct)}});
       }
@@ -180,6 +183,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
         fastest = std::min(fastest, us);
       }
       if (std::isfinite(fastest)) {
+        over_pytorch["fastest"].push_back(fastest / time_us);
         goals.push_back({{"goal", "at least as fast as the faster of PyTorch eager and compile"},
                          {"met", time_us <= fastest},
                          {"by", fmt::format("{:.2f}x", fastest / time_us)}});
@@ -241,7 +245,7 @@ std::string render_portfolio_markdown(const json& summary) {
   }
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
-      "verdict | % roof | eager x | compile x | run |\n";
+      "verdict | % copy BW | eager x | compile x | run |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string misses;
   for (const auto& row : summary.at("rows")) {
@@ -340,28 +344,36 @@ void check_portfolio_claims(bundle_verification& v) {
     }
     const std::optional<std::string> run_text =
         read_file_if_exists(v.dir / folder / "results.json");
-    const json report =
+    const json source =
         run_text ? json::parse(*run_text, nullptr, /*allow_exceptions=*/false) : json();
-    if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) {
+    std::optional<bench_report> parsed;
+    if (source.is_object() && source.contains("results")) {
+      try {
+        parsed = bench_report_from_json(source);
+      } catch (const std::exception&) {
+        parsed.reset();
+      }
+    }
+    if (!parsed) {
       claim(where,
             fmt::format("its source {}/results.json is missing or not a run's report", folder));
       continue;
     }
+    const bench_report& report = *parsed;
     auto same = [&](const char* what, const json& stated, const json& source) {
       if (stated != source) {
         claim(where, fmt::format("{} is {} but {}/results.json says {}", what, stated.dump(),
                                  folder, source.dump()));
       }
     };
-    same("run_id", row.value("run_id", json()), report.value("run_id", json()));
-    same("case", row.value("case", json()), report.value("case", json()));
-    same("task", row.value("task", json()), report.value("task", json()));
-    same("mode", row.value("mode", json()),
-         report.value("timing", json::object()).value("mode", json()));
-    if (const json* base = baseline_result(report); base != nullptr) {
-      same("baseline_us", row.value("baseline_us", json()), base->value("time_us", json()));
+    same("run_id", row.value("run_id", json()), json(report.run_id));
+    same("case", row.value("case", json()), json(report.timed_case));
+    same("task", row.value("task", json()), json(report.task));
+    same("mode", row.value("mode", json()), json(to_string(report.timing.mode)));
+    if (const variant_result* base = baseline_result(report); base != nullptr) {
+      same("baseline_us", row.value("baseline_us", json()), optional_number(base->time_us));
     }
-    const json* best = best_result(report);
+    const variant_result* best = best_result(report);
     const json& stated = row.value("best", json());
     if (best == nullptr || stated.is_null()) {
       if ((best == nullptr) != stated.is_null()) {
@@ -369,17 +381,18 @@ void check_portfolio_claims(bundle_verification& v) {
       }
       continue;
     }
-    same("best.variant", stated.value("variant", json()), best->value("variant", json()));
-    same("best.time_us", stated.value("time_us", json()), best->value("time_us", json()));
-    same("best.speedup", stated.value("speedup", json()), best->value("speedup", json()));
+    same("best.variant", stated.value("variant", json()), json(best->label));
+    same("best.time_us", stated.value("time_us", json()), optional_number(best->time_us));
+    same("best.speedup", stated.value("speedup", json()), optional_number(best->speedup));
     same("best.copy_bandwidth_pct", stated.value("copy_bandwidth_pct", json()),
-         best->value("copy_bandwidth_pct", json()));
-    const json verdict = best->value("verdict", json::object());
-    same("best.verdict", stated.value("verdict", json()), verdict.value("verdict", json("")));
+         optional_number(best->copy_bandwidth_pct));
+    const std::optional<verdict_result>& verdict = best->verdict;
+    same("best.verdict", stated.value("verdict", json()),
+         json(verdict ? std::string(to_string(verdict->v)) : std::string()));
     same("best.speedup_low", stated.value("speedup_low", json()),
-         verdict.value("speedup_low", json()));
+         verdict ? json(verdict->speedup.low) : json());
     same("best.speedup_high", stated.value("speedup_high", json()),
-         verdict.value("speedup_high", json()));
+         verdict ? json(verdict->speedup.high) : json());
     if (stated.contains("speedup") && stated["speedup"].is_number()) {
       speedups.push_back(stated["speedup"].get<double>());
     }

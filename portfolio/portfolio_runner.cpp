@@ -9,6 +9,7 @@
 
 #include "benchmarking/candidate.hpp"
 #include "benchmarking/result_printer.hpp"
+#include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
@@ -114,8 +115,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       if (report) {
         spdlog::info("[{}/{}] {} {} case {}: recorded as run {}, not redone", i + 1, items.size(),
                      item.id, item.task, item.case_name, done.at("run_id").get<std::int64_t>());
-        outcomes.push_back({item, done.at("run_id").get<std::int64_t>(), json::parse(*report),
-                            /*resumed=*/true});
+        outcomes.push_back({item, done.at("run_id").get<std::int64_t>(),
+                            bench_report_from_json(json::parse(*report)), /*resumed=*/true});
         continue;
       }
       spdlog::warn("the store lacks run {}'s report {}: {} is redone",
@@ -147,15 +148,14 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
     const bench_report report = bench(b, records);
     if (!report.gpu) {
-      BLASTER_INPUT_ERROR("a portfolio needs a GPU: {}", report.gpu_unavailable);
+      throw cuda::gpu_unavailable(report.gpu_unavailable);
     }
-    json report_json = to_json(report);
     // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
     progress["done"][item.key()] = {{"run_id", report.run_id},
-                                    {"report_sha256", records.cas().put(report_json.dump(1))},
+                                    {"report_sha256", records.cas().put(to_json(report).dump(1))},
                                     {"sources_sha256", sources_of(item.task)}};
     write_file_atomically(progress_path, progress.dump(1) + "\n");
-    outcomes.push_back({item, report.run_id, std::move(report_json), /*resumed=*/false});
+    outcomes.push_back({item, report.run_id, report, /*resumed=*/false});
     ++benched;
   }
   return outcomes;

@@ -25,12 +25,12 @@ struct portfolio_item {
   [[nodiscard]] std::string key() const { return task + "/" + case_name; }
 };
 
-// What a portfolio learned of one item: its run in the store and the run's report (the JSON
-// `blaster bench --json` prints), recorded now or by an earlier, interrupted portfolio.
+// What a portfolio learned of one item: its run in the store and the run's report, recorded now
+// or by an earlier, interrupted portfolio.
 struct portfolio_outcome {
   portfolio_item item;
   std::int64_t run_id = 0;
-  nlohmann::json report;
+  bench_report report;
   bool resumed = false;
 };
 
@@ -53,7 +53,7 @@ using portfolio_bench = std::function<bench_report(const bench_options&, store&)
 // and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
 // it was in. An item is redone when its task's files or its candidates changed since it was
 // recorded: each entry keeps a SHA-256 over their paths under root and their bytes. Throws
-// input_error when there is no GPU (after the first item says so).
+// cuda::gpu_unavailable when there is no GPU (after the first item says so).
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench);
 

@@ -1,0 +1,160 @@
+#include "benchmarking/variant_metrics.hpp"
+
+#include <array>
+
+namespace blaster {
+namespace {
+
+using value_fn = std::optional<double> (*)(const bench_report&, const variant_result&);
+
+std::optional<double> timed(const variant_result& r, double value) {
+  return r.timing && r.time_us ? std::optional<double>(value) : std::nullopt;
+}
+
+std::optional<double> percent(const std::optional<double>& fraction) {
+  return fraction ? std::optional<double>(100.0 * *fraction) : std::nullopt;
+}
+
+const std::array metrics{
+    variant_metric{.info = {.tag = "time_us",
+                            .name = "time us",
+                            .unit = "us",
+                            .description = "the median of the session medians, per launch",
+                            .format = "{:.2f}"},
+                   .value = [](const bench_report&, const variant_result& r) { return r.time_us; },
+                   .width = 10,
+                   .console = true},
+    variant_metric{
+        .info = {.tag = "kernel_us",
+                 .name = "kernel us",
+                 .unit = "us",
+                 .description = "the kernels' own time on the device per launch, from CUPTI (the "
+                                "first session)",
+                 .format = "{:.2f}"},
+        .value = [](const bench_report&,
+                    const variant_result& r) { return timed(r, r.timing->cupti.kernel_us); },
+        .width = 9,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "noise",
+                 .name = "noise",
+                 .unit = "%",
+                 .description = "the noisiest session's stddev over mean",
+                 .format = "{:.2f}%"},
+        .value = [](const bench_report&,
+                    const variant_result& r) { return percent(timed(r, r.max_noise)); },
+        .width = 6,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "spread",
+                 .name = "spread",
+                 .unit = "%",
+                 .description = "max/min - 1 of the session medians",
+                 .format = "{:.2f}%"},
+        .value = [](const bench_report&,
+                    const variant_result& r) { return percent(timed(r, r.session_spread)); },
+        .width = 6,
+        .console = true},
+    variant_metric{.info = {.tag = "speedup",
+                            .name = "speedup",
+                            .unit = "x",
+                            .description = "the baseline's time over this one, in the same run",
+                            .format = "{:.2f}x"},
+                   .value = [](const bench_report&, const variant_result& r) { return r.speedup; },
+                   .width = 8,
+                   .console = true},
+    variant_metric{
+        .info = {.tag = "bandwidth_gbs",
+                 .name = "GB/s",
+                 .unit = "GB/s",
+                 .description = "the task's roofline bytes over the time",
+                 .format = "{:.1f}"},
+        .value = [](const bench_report&, const variant_result& r) { return r.bandwidth_gbs; },
+        .width = 8,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "roofline_pct",
+                 .name = "% roof",
+                 .unit = "%",
+                 .description = "the roofline floor over the time: the task's bytes read and "
+                                "written at the measured ceilings of that mix, from the L2 as far "
+                                "as the data fits there",
+                 .format = "{:.1f}%"},
+        .value = [](const bench_report&, const variant_result& r) -> std::optional<double> {
+          if (!r.time_over_floor || *r.time_over_floor <= 0.0) return std::nullopt;
+          return 100.0 / *r.time_over_floor;
+        },
+        .width = 9,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "discarded_samples",
+                 .name = "drop",
+                 .unit = "",
+                 .description = "samples discarded because the SM clock ran below the run's "
+                                "share of its rated clock",
+                 .format = "{:.0f}"},
+        .value = [](const bench_report&, const variant_result& r) {
+          return timed(r, r.timing->discarded_samples);
+        },
+        .width = 4,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "mean_clock_mhz",
+                 .name = "MHz",
+                 .unit = "MHz",
+                 .description = "the mean SM clock of the first session's kept samples",
+                 .format = "{:.0f}"},
+        .value = [](const bench_report&,
+                    const variant_result& r) { return timed(r, r.timing->mean_clock_mhz); },
+        .width = 5,
+        .console = true},
+    variant_metric{
+        .info = {.tag = "copy_bandwidth_pct",
+                 .name = "% copy BW",
+                 .unit = "%",
+                 .description = "GB/s against the device's measured copy bandwidth",
+                 .format = "{:.1f}%"},
+        .value = [](const bench_report&, const variant_result& r) { return r.copy_bandwidth_pct; }},
+    variant_metric{
+        .info = {.tag = "time_over_floor",
+                 .name = "x floor",
+                 .unit = "x",
+                 .description = "the time over the roofline floor",
+                 .format = "{:.3f}x"},
+        .value = [](const bench_report&, const variant_result& r) { return r.time_over_floor; }},
+    variant_metric{
+        .info = {.tag = "flops_per_second",
+                 .name = "FLOP/s",
+                 .unit = "FLOP/s",
+                 .description = "the task's flops over the time",
+                 .format = "{:.4g}"},
+        .value = [](const bench_report&, const variant_result& r) { return r.flops_per_second; }},
+    variant_metric{
+        .info = {.tag = "matrix_rate_pct",
+                 .name = "% matrix",
+                 .unit = "%",
+                 .description = "the flops against the device's measured matrix rate",
+                 .format = "{:.1f}%"},
+        .value = [](const bench_report&, const variant_result& r) { return r.matrix_rate_pct; }},
+};
+
+}  // namespace
+
+std::span<const variant_metric> variant_metrics() { return metrics; }
+
+const variant_metric* find_variant_metric(std::string_view tag) {
+  for (const auto& m : metrics) {
+    if (m.info.tag == tag) return &m;
+  }
+  return nullptr;
+}
+
+nlohmann::json metric_values(const bench_report& report, const variant_result& result) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& m : metrics) {
+    if (const auto v = m.value(report, result)) out[std::string(m.info.tag)] = *v;
+  }
+  return out;
+}
+
+}  // namespace blaster

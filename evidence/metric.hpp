@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string_view>
+
+namespace blaster {
+
+// A quantity that describes itself, as nvbench's summaries do: every table, Markdown, CSV and
+// JSON column, and the store's metric rows, come from these, so that a new quantity shows up
+// everywhere by being defined once.
+struct metric_info {
+  std::string_view tag;          // "time_us": the JSON and CSV key, the store's metric tag
+  std::string_view name;         // "time us": the header of tables and Markdown
+  std::string_view unit;         // "us", "%", "x", "GB/s", "MHz"; empty for counts and text
+  std::string_view description;  // one phrase: what it is, for legends and --help
+  std::string_view format;       // how a value shows, "{:.2f}"; empty for text
+};
+
+}  // namespace blaster
