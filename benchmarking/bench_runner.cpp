@@ -563,17 +563,15 @@ bench_report run_bench(const bench_options& given, store& records) {
     }
   } catch (...) {
     // What was learned before the failure is kept; the run says it failed.
-    record_results(records, run_id, report);
     try {
-      record_evidence(records, run_id, task, report);
+      record_run(records, run_id, task, report);
     } catch (const std::exception& e) {
-      spdlog::warn("the fuller record of failed run {} is incomplete: {}", run_id, e.what());
+      spdlog::warn("the record of failed run {} is incomplete: {}", run_id, e.what());
     }
     records.finish_run(run_id, "failed", "");
     throw;
   }
-  record_results(records, run_id, report);
-  record_evidence(records, run_id, task, report);
+  record_run(records, run_id, task, report);
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string report_sha256 = records.cas().put(to_json(report).dump(1));

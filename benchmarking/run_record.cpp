@@ -3,8 +3,10 @@
 #include <optional>
 
 #include <cuda.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "benchmarking/variant_metrics.hpp"
 #include "core/cas_store.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
@@ -21,36 +23,8 @@ std::optional<std::int64_t> known(int value) {
 
 }  // namespace
 
-void record_results(store& records, std::int64_t run_id, const bench_report& report) {
-  for (const auto& r : report.results) {
-    nlohmann::json detail = {{"message", r.message},
-                             {"params", r.params},
-                             {"compile_ms", r.compile_ms},
-                             {"seed", report.seed},
-                             {"gate_s", r.gate_s},
-                             {"timing_s", r.timing_s},
-                             {"session_medians_us", r.session_medians_us}};
-    if (r.verdict) detail["verdict"] = std::string(to_string(r.verdict->v));
-    records.add_result(run_id, result_record{
-                                   .candidate = r.candidate,
-                                   .variant = r.label,
-                                   .case_name = report.timed_case,
-                                   .status = r.status,
-                                   .reason = std::string(to_string(r.reason)),
-                                   .time_us = r.time_us,
-                                   .speedup = r.speedup,
-                                   .bandwidth_gbs = r.bandwidth_gbs,
-                                   .roofline_pct = r.copy_bandwidth_pct,
-                                   .source_sha256 = r.source_sha256,
-                                   .cubin_sha256 = r.cubin_sha256,
-                                   .samples_sha256 = r.samples_sha256,
-                                   .detail_json = detail.dump(),
-                               });
-  }
-}
-
-void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
-                     const bench_report& report) {
+void record_run(store& records, std::int64_t run_id, const task_spec& task,
+                const bench_report& report) {
   task_record t{.name = task.name,
                 .title = task.title,
                 .spec_sha256 = records.cas().put(read_file(task.dir / "task.json"))};
@@ -85,10 +59,16 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
   }
   std::optional<std::int64_t> baseline_measurement;
   std::vector<std::pair<std::int64_t, const variant_result*>> measured;
-  for (const auto& r : report.results) {
+  // What each result's row cites: its compilation and measurement, where it has them.
+  std::vector<std::optional<std::int64_t>> compilations(report.results.size());
+  std::vector<std::optional<std::int64_t>> measurements(report.results.size());
+  // A variant's compilation, checks and measurement; the variant's own row is written whatever
+  // of these fails, so that a run that failed midway still lists every variant it reached.
+  auto record_evidence_of = [&](std::size_t i) {
+    const variant_result& r = report.results[i];
     if ((r.reason == reason_code::plan_error || r.reason == reason_code::compile_error) &&
         r.cubin_sha256.empty() && r.log.empty()) {
-      continue;  // the file was refused (its plan, its size, its includes): nothing was compiled
+      return;  // the file was refused (its plan, its size, its includes): nothing was compiled
     }
     compilation_record c{.candidate = r.candidate,
                          .variant = r.label,
@@ -111,6 +91,7 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
                            .barriers = known(k.barriers)});
     }
     const std::int64_t compilation = records.record_compilation(run_id, c);
+    compilations[i] = compilation;
     for (const auto& check : r.checks) {
       gate_result_record g{.case_name = check.case_name,
                            .seed = check.seed,
@@ -139,7 +120,7 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
       g.evidence_sha256 = records.cas().put(to_json(check.evidence).dump());
       records.record_gate_result(compilation, g);
     }
-    if (r.status != "passed") continue;
+    if (r.status != "passed") return;
     const std::int64_t measurement = records.record_measurement(
         compilation, {.case_name = report.timed_case,
                       .mode = std::string(to_string(report.timing.mode)),
@@ -154,7 +135,16 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
                                                {"launch_bound", r.launch_bound}})
                                              .dump()});
     if (r.baseline) baseline_measurement = measurement;
+    measurements[i] = measurement;
     measured.emplace_back(measurement, &r);
+  };
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    try {
+      record_evidence_of(i);
+    } catch (const std::exception& e) {
+      spdlog::warn("run {}: the record of {} is incomplete: {}", run_id, report.results[i].label,
+                   e.what());
+    }
   }
   for (const auto& [measurement, r] : measured) {
     verdict_record v{.measurement_id = measurement,
@@ -168,6 +158,44 @@ void record_evidence(store& records, std::int64_t run_id, const task_spec& task,
       v.detail_json = json({{"why", r->verdict->why}}).dump();
     }
     records.record_verdict(run_id, v);
+  }
+
+  // What each variant came to, with every metric it has a value for.
+  std::vector<metric_definition> definitions;
+  for (const auto& m : variant_metrics()) {
+    definitions.push_back({.tag = std::string(m.info.tag),
+                           .name = std::string(m.info.name),
+                           .unit = std::string(m.info.unit),
+                           .description = std::string(m.info.description),
+                           .format = std::string(m.info.format),
+                           .console = m.console});
+  }
+  records.record_metric_definitions(definitions);
+  for (std::size_t i = 0; i < report.results.size(); ++i) {
+    const variant_result& r = report.results[i];
+    variant_result_record v{
+        .compilation_id = compilations[i],
+        .measurement_id = measurements[i],
+        .candidate = r.candidate,
+        .variant = r.label,
+        .file_name = r.file,
+        .baseline = r.baseline,
+        .case_name = report.timed_case,
+        .status = r.status,
+        .reason = std::string(to_string(r.reason)),
+        .message = r.message,
+        .params_json = json(r.params).dump(),
+        .detail_json = json({{"gate_s", r.gate_s}, {"timing_s", r.timing_s}}).dump()};
+    // What no compilation or measurement of the row cites stays on the row itself.
+    if (!compilations[i]) {
+      v.source_sha256 = r.source_sha256;
+      v.cubin_sha256 = r.cubin_sha256;
+    }
+    if (!measurements[i]) v.samples_sha256 = r.samples_sha256;
+    const json metrics = metric_values(report, r);
+    for (const auto& [tag, value] : metrics.items())
+      v.metrics.emplace_back(tag, value.get<double>());
+    records.record_variant_result(run_id, v);
   }
 }
 

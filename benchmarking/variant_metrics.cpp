@@ -7,8 +7,11 @@ namespace {
 
 using value_fn = std::optional<double> (*)(const bench_report&, const variant_result&);
 
-std::optional<double> timed(const variant_result& r, double value) {
-  return r.timing && r.time_us ? std::optional<double>(value) : std::nullopt;
+// A quantity of the timing, read only where the variant was timed.
+template <typename Read>
+std::optional<double> timed(const variant_result& r, Read read) {
+  if (!r.timing || !r.time_us) return std::nullopt;
+  return static_cast<double>(read(*r.timing));
 }
 
 std::optional<double> percent(const std::optional<double>& fraction) {
@@ -31,30 +34,36 @@ const std::array metrics{
                  .description = "the kernels' own time on the device per launch, from CUPTI (the "
                                 "first session)",
                  .format = "{:.2f}"},
-        .value = [](const bench_report&,
-                    const variant_result& r) { return timed(r, r.timing->cupti.kernel_us); },
+        .value =
+            [](const bench_report&, const variant_result& r) {
+              return timed(r, [](const timing_samples& t) { return t.cupti.kernel_us; });
+            },
         .width = 9,
         .console = true},
-    variant_metric{
-        .info = {.tag = "noise",
-                 .name = "noise",
-                 .unit = "%",
-                 .description = "the noisiest session's stddev over mean",
-                 .format = "{:.2f}%"},
-        .value = [](const bench_report&,
-                    const variant_result& r) { return percent(timed(r, r.max_noise)); },
-        .width = 6,
-        .console = true},
-    variant_metric{
-        .info = {.tag = "spread",
-                 .name = "spread",
-                 .unit = "%",
-                 .description = "max/min - 1 of the session medians",
-                 .format = "{:.2f}%"},
-        .value = [](const bench_report&,
-                    const variant_result& r) { return percent(timed(r, r.session_spread)); },
-        .width = 6,
-        .console = true},
+    variant_metric{.info = {.tag = "noise",
+                            .name = "noise",
+                            .unit = "%",
+                            .description = "the noisiest session's stddev over mean",
+                            .format = "{:.2f}%"},
+                   .value =
+                       [](const bench_report&, const variant_result& r) {
+                         return percent(
+                             timed(r, [&r](const timing_samples&) { return r.max_noise; }));
+                       },
+                   .width = 6,
+                   .console = true},
+    variant_metric{.info = {.tag = "spread",
+                            .name = "spread",
+                            .unit = "%",
+                            .description = "max/min - 1 of the session medians",
+                            .format = "{:.2f}%"},
+                   .value =
+                       [](const bench_report&, const variant_result& r) {
+                         return percent(
+                             timed(r, [&r](const timing_samples&) { return r.session_spread; }));
+                       },
+                   .width = 6,
+                   .console = true},
     variant_metric{.info = {.tag = "speedup",
                             .name = "speedup",
                             .unit = "x",
@@ -93,21 +102,23 @@ const std::array metrics{
                  .description = "samples discarded because the SM clock ran below the run's "
                                 "share of its rated clock",
                  .format = "{:.0f}"},
-        .value = [](const bench_report&, const variant_result& r) {
-          return timed(r, r.timing->discarded_samples);
-        },
+        .value =
+            [](const bench_report&, const variant_result& r) {
+              return timed(r, [](const timing_samples& t) { return t.discarded_samples; });
+            },
         .width = 4,
         .console = true},
-    variant_metric{
-        .info = {.tag = "mean_clock_mhz",
-                 .name = "MHz",
-                 .unit = "MHz",
-                 .description = "the mean SM clock of the first session's kept samples",
-                 .format = "{:.0f}"},
-        .value = [](const bench_report&,
-                    const variant_result& r) { return timed(r, r.timing->mean_clock_mhz); },
-        .width = 5,
-        .console = true},
+    variant_metric{.info = {.tag = "mean_clock_mhz",
+                            .name = "MHz",
+                            .unit = "MHz",
+                            .description = "the mean SM clock of the first session's kept samples",
+                            .format = "{:.0f}"},
+                   .value =
+                       [](const bench_report&, const variant_result& r) {
+                         return timed(r, [](const timing_samples& t) { return t.mean_clock_mhz; });
+                       },
+                   .width = 5,
+                   .console = true},
     variant_metric{
         .info = {.tag = "copy_bandwidth_pct",
                  .name = "% copy BW",

@@ -9,6 +9,8 @@
 #include "cli/commands.hpp"
 #include "cli/store_access.hpp"
 #include "core/error.hpp"
+#include "evidence/stored_results_table.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -43,31 +45,6 @@ std::string short_time(const std::string& iso) {
 }
 
 std::string or_dash(const std::string& text) { return text.empty() ? "-" : text; }
-
-std::string label_of(const result_record& r) { return r.variant.empty() ? r.candidate : r.variant; }
-
-void print_results(const std::vector<stored_result>& results, std::ostream& out) {
-  std::size_t width = 9;
-  for (const auto& r : results) width = std::max(width, label_of(r.result).size());
-  fmt::print(out, "{:<{}}  {:<8}  {:>10}  {:>8}  {:>8}  {:>9}\n", "candidate", width, "status",
-             "time us", "speedup", "GB/s", "% roof");
-  for (const auto& stored : results) {
-    const result_record& r = stored.result;
-    if (r.status == "passed") {
-      fmt::print(out, "{:<{}}  {:<8}  {:>10}  {:>8}  {:>8}  {:>9}\n", label_of(r), width, r.status,
-                 format_optional(r.time_us, "{:.2f}"), format_optional(r.speedup, "{:.2f}x"),
-                 format_optional(r.bandwidth_gbs, "{:.1f}"),
-                 format_optional(r.roofline_pct, "{:.1f}%"));
-      continue;
-    }
-    fmt::print(out, "{:<{}}  {:<8}  {}\n", label_of(r), width, r.status, r.reason);
-    const auto detail = nlohmann::json::parse(r.detail_json, nullptr, false);
-    if (detail.is_object() && detail.contains("message") && detail["message"].is_string() &&
-        !detail["message"].get<std::string>().empty()) {
-      fmt::print(out, "    {}\n", detail["message"].get<std::string>());
-    }
-  }
-}
 
 }  // namespace
 
@@ -158,7 +135,10 @@ command_fn add_show_command(CLI::App& app, const global_options& global) {
     if (results.empty()) {
       fmt::print("no results recorded\n");
     } else {
-      print_results(results, std::cout);
+      const bool console = global.format == "table";
+      make_renderer(global.format)
+          ->render(stored_results_table(results, catalog.metric_definitions(), console),
+                   std::cout);
     }
     std::set<std::string> objects;
     for (const auto& c : catalog.cited_objects(run_id)) objects.insert(c.sha256);
@@ -209,24 +189,29 @@ command_fn add_history_command(CLI::App& app, const global_options& global) {
                  resolve_home(global.home).string());
       return static_cast<int>(exit_ok);
     }
-    std::size_t label_width = 9;
-    std::size_t device_width = 6;
+    std::vector<stored_result> results;
+    for (const auto& e : entries) results.push_back(e.result);
+    const bool console = global.format == "table";
+    const std::vector<metric_definition> metrics =
+        shown_metrics(results, run_catalog(*records).metric_definitions(), console);
+    result_table t;
+    t.columns = {{.metric = {.tag = "run_id", .name = "run", .format = "{:.0f}"}, .width = 5},
+                 {.metric = {.tag = "started_at", .name = "started (UTC)"}, .left = true},
+                 {.metric = {.tag = "device", .name = "device"}, .width = 6, .left = true},
+                 {.metric = {.tag = "variant", .name = "candidate"}, .width = 9, .left = true},
+                 {.metric = {.tag = "status", .name = "status"}, .width = 8, .left = true}};
+    t.summary_after = t.columns.size();
+    add_metric_columns(t, metrics);
     for (const auto& e : entries) {
-      label_width = std::max(label_width, label_of(e.result.result).size());
-      device_width = std::max(device_width, or_dash(e.device_name).size());
+      table_row row{.cells = {static_cast<double>(e.run_id), short_time(e.started_at),
+                              or_dash(e.device_name), e.result.label(), e.result.status}};
+      add_result_cells(row, e.result, metrics);
+      t.rows.push_back(std::move(row));
     }
-    fmt::print("{:>5}  {:<19}  {:<{}}  {:<{}}  {:<8}  {:>10}  {:>8}  {:>9}\n", "run",
-               "started (UTC)", "device", device_width, "candidate", label_width, "status",
-               "time us", "speedup", "% roof");
-    for (const auto& e : entries) {
-      const result_record& r = e.result.result;
-      const bool passed = r.status == "passed";
-      fmt::print("{:>5}  {:<19}  {:<{}}  {:<{}}  {:<8}  {:>10}  {:>8}  {:>9}\n", e.run_id,
-                 short_time(e.started_at), or_dash(e.device_name), device_width, label_of(r),
-                 label_width, r.status,
-                 passed ? format_optional(r.time_us, "{:.2f}") : or_dash(r.reason),
-                 format_optional(r.speedup, "{:.2f}x"), format_optional(r.roofline_pct, "{:.1f}%"));
-    }
+    t.notes.push_back(
+        "Numbers from different devices, shapes or timing modes are not comparable; `blaster "
+        "compare` refuses them.");
+    make_renderer(global.format)->render(t, std::cout);
     return static_cast<int>(exit_ok);
   };
 }

@@ -9,10 +9,6 @@
 namespace blaster::cli {
 namespace {
 
-nlohmann::json optional_json(const std::optional<double>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
 nlohmann::json text_or_null(const std::string& text) {
   return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
 }
@@ -38,24 +34,22 @@ std::unique_ptr<store> require_store(const global_options& global) {
   return records;
 }
 
-nlohmann::json to_json(const stored_result& r) {
-  const result_record& x = r.result;
+nlohmann::json to_json(const stored_result& x) {
   nlohmann::json detail = nullptr;
   if (!x.detail_json.empty()) {
     detail = nlohmann::json::parse(x.detail_json, nullptr, /*allow_exceptions=*/false);
     if (detail.is_discarded()) detail = x.detail_json;  // kept as text, never dropped
   }
-  return {{"id", r.id},
-          {"run_id", r.run_id},
+  return {{"id", x.id},
+          {"run_id", x.run_id},
           {"candidate", x.candidate},
           {"variant", x.variant},
+          {"baseline", x.baseline},
           {"case", text_or_null(x.case_name)},
           {"status", x.status},
           {"reason", text_or_null(x.reason)},
-          {"time_us", optional_json(x.time_us)},
-          {"speedup", optional_json(x.speedup)},
-          {"bandwidth_gbs", optional_json(x.bandwidth_gbs)},
-          {"copy_bandwidth_pct", optional_json(x.roofline_pct)},
+          {"message", text_or_null(x.message)},
+          {"metrics", x.metrics},
           {"source_sha256", text_or_null(x.source_sha256)},
           {"cubin_sha256", text_or_null(x.cubin_sha256)},
           {"samples_sha256", text_or_null(x.samples_sha256)},

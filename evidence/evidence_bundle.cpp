@@ -208,7 +208,14 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
         std::vector<bundle_object> object_list;
         for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
         files["run.json"] = rows.dump(1) + "\n";
-        files["report.md"] = render_run_markdown(rows, report, object_list, signing_key != nullptr);
+        const std::vector<stored_result> results = catalog.results_of(run_id);
+        const std::vector<metric_definition> metrics = catalog.metric_definitions();
+        files["report.md"] = render_run_markdown({.records = rows,
+                                                  .results = results,
+                                                  .metrics = metrics,
+                                                  .report = report,
+                                                  .objects = object_list,
+                                                  .is_signed = signing_key != nullptr});
         result.objects = object_list.size();
 
         std::error_code ec;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace blaster {
@@ -13,6 +14,19 @@ struct metric_info {
   std::string_view unit;         // "us", "%", "x", "GB/s", "MHz"; empty for counts and text
   std::string_view description;  // one phrase: what it is, for legends and --help
   std::string_view format;       // how a value shows, "{:.2f}"; empty for text
+};
+
+// A metric as the store keeps it (metric_definitions), owning its text. `console`: a column of
+// the console table; the other formats show every metric.
+struct metric_definition {
+  std::string tag;
+  std::string name;
+  std::string unit;
+  std::string description;
+  std::string format;
+  bool console = false;
+
+  [[nodiscard]] metric_info info() const { return {tag, name, unit, description, format}; }
 };
 
 }  // namespace blaster

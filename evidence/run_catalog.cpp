@@ -24,7 +24,15 @@ constexpr std::string_view of_compilations =
 
 constexpr std::array run_tables{
     run_table{"runs", "id = ?1", {"report_sha256"}},
-    run_table{"results", "run_id = ?1", {"source_sha256", "cubin_sha256", "samples_sha256"}},
+    run_table{
+        "variant_results", "run_id = ?1", {"source_sha256", "cubin_sha256", "samples_sha256"}},
+    run_table{"variant_metrics",
+              "variant_result_id IN (SELECT id FROM variant_results WHERE run_id = ?1)",
+              {}},
+    run_table{"metric_definitions",
+              "tag IN (SELECT tag FROM variant_metrics WHERE variant_result_id IN "
+              "(SELECT id FROM variant_results WHERE run_id = ?1))",
+              {}},
     run_table{"device_fingerprints", "id = (SELECT device_id FROM runs WHERE id = ?1)", {}},
     run_table{"tasks", "id = (SELECT task_id FROM runs WHERE id = ?1)", {"spec_sha256"}},
     run_table{"task_cases", "task_id = (SELECT task_id FROM runs WHERE id = ?1)", {}},
@@ -73,28 +81,41 @@ run_record read_run(const statement& row, int first) {
 }
 
 constexpr std::string_view result_columns =
-    "x.id, x.run_id, x.candidate, x.variant, x.case_name, x.status, x.reason, x.time_us, "
-    "x.speedup, x.bandwidth_gbs, x.roofline_pct, x.source_sha256, x.cubin_sha256, "
-    "x.samples_sha256, x.detail_json";
+    "x.id, x.run_id, x.candidate, x.variant, x.case_name, x.status, x.reason, x.message, "
+    "x.baseline, x.source_sha256, x.cubin_sha256, x.samples_sha256, x.detail_json";
 
 stored_result read_result(const statement& row, int first) {
-  stored_result r;
-  r.id = row.column_int64(first);
-  r.run_id = row.column_int64(first + 1);
-  r.result = result_record{.candidate = row.column_text(first + 2),
-                           .variant = row.column_text(first + 3),
-                           .case_name = row.column_text(first + 4),
-                           .status = row.column_text(first + 5),
-                           .reason = row.column_text(first + 6),
-                           .time_us = real_or_null(row, first + 7),
-                           .speedup = real_or_null(row, first + 8),
-                           .bandwidth_gbs = real_or_null(row, first + 9),
-                           .roofline_pct = real_or_null(row, first + 10),
-                           .source_sha256 = row.column_text(first + 11),
-                           .cubin_sha256 = row.column_text(first + 12),
-                           .samples_sha256 = row.column_text(first + 13),
-                           .detail_json = row.column_text(first + 14)};
-  return r;
+  return stored_result{.id = row.column_int64(first),
+                       .run_id = row.column_int64(first + 1),
+                       .candidate = row.column_text(first + 2),
+                       .variant = row.column_text(first + 3),
+                       .case_name = row.column_text(first + 4),
+                       .status = row.column_text(first + 5),
+                       .reason = row.column_text(first + 6),
+                       .message = row.column_text(first + 7),
+                       .baseline = row.column_int64(first + 8) != 0,
+                       .source_sha256 = row.column_text(first + 9),
+                       .cubin_sha256 = row.column_text(first + 10),
+                       .samples_sha256 = row.column_text(first + 11),
+                       .detail_json = row.column_text(first + 12),
+                       .metrics = {}};
+}
+
+// Every metric of the results the query selects (its ?1 binds `value`), onto them by id.
+void attach_metrics(database& db, std::string_view which, std::int64_t value,
+                    std::vector<stored_result*> results) {
+  std::map<std::int64_t, stored_result*> by_id;
+  for (stored_result* r : results) by_id[r->id] = r;
+  statement query = db.prepare(fmt::format(
+      "SELECT variant_result_id, tag, value FROM variant_metrics WHERE variant_result_id IN "
+      "(SELECT id FROM variant_results WHERE {})",
+      which));
+  query.bind(1, value);
+  while (query.step()) {
+    if (auto it = by_id.find(query.column_int64(0)); it != by_id.end()) {
+      it->second->metrics[query.column_text(1)] = query.column_double(2);
+    }
+  }
 }
 
 nlohmann::json row_json(const statement& row) {
@@ -127,6 +148,26 @@ statement select_rows(database& db, const run_table& t, std::optional<std::int64
 }
 
 }  // namespace
+
+std::optional<double> stored_result::metric(const std::string& tag) const {
+  const auto it = metrics.find(tag);
+  return it == metrics.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+std::vector<metric_definition> run_catalog::metric_definitions() const {
+  statement query = records_.db().prepare(
+      "SELECT tag, name, unit, description, format, console FROM metric_definitions ORDER BY id");
+  std::vector<metric_definition> out;
+  while (query.step()) {
+    out.push_back({.tag = query.column_text(0),
+                   .name = query.column_text(1),
+                   .unit = query.column_text(2),
+                   .description = query.column_text(3),
+                   .format = query.column_text(4),
+                   .console = query.column_int64(5) != 0});
+  }
+  return out;
+}
 
 std::vector<run_summary> run_catalog::runs(const run_filter& filter) const {
   statement query = records_.db().prepare(fmt::format(
@@ -198,6 +239,9 @@ std::vector<stored_result> run_catalog::results_of(std::int64_t run_id) const {
   query.bind(1, run_id);
   std::vector<stored_result> out;
   while (query.step()) out.push_back(read_result(query, 0));
+  std::vector<stored_result*> all;
+  for (auto& r : out) all.push_back(&r);
+  attach_metrics(records_.db(), "run_id = ?1", run_id, all);
   return out;
 }
 
@@ -221,6 +265,11 @@ std::vector<history_entry> run_catalog::history(std::string_view task,
                                 .run_status = query.column_text(2),
                                 .device_name = query.column_text(3),
                                 .result = read_result(query, 4)});
+  }
+  std::map<std::int64_t, std::vector<stored_result*>> by_run;
+  for (auto& e : out) by_run[e.run_id].push_back(&e.result);
+  for (auto& [run_id, results] : by_run) {
+    attach_metrics(records_.db(), "run_id = ?1", run_id, results);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +36,25 @@ struct run_summary {
   std::optional<double> best_speedup;  // over the passed results
 };
 
+// A row of the results view (one variant of a run), with every metric recorded for it.
 struct stored_result {
   std::int64_t id = 0;
   std::int64_t run_id = 0;
-  result_record result;
+  std::string candidate;
+  std::string variant;
+  std::string case_name;
+  std::string status;
+  std::string reason;
+  std::string message;
+  bool baseline = false;
+  std::string source_sha256;
+  std::string cubin_sha256;
+  std::string samples_sha256;
+  std::string detail_json;
+  std::map<std::string, double> metrics;  // by the metric's tag
+
+  [[nodiscard]] std::optional<double> metric(const std::string& tag) const;
+  [[nodiscard]] const std::string& label() const { return variant.empty() ? candidate : variant; }
 };
 
 // One result of one run of a task, for `blaster history`.
@@ -76,12 +92,14 @@ class run_catalog {
   // "latest" or a run id; anything else, or a run that is not there, is an input_error.
   std::int64_t resolve(std::string_view reference) const;
   std::vector<stored_result> results_of(std::int64_t run_id) const;
+  // What every recorded metric tag means, in the order the tags were first recorded.
+  std::vector<metric_definition> metric_definitions() const;
   // Every result of every run of the task, oldest run first; candidate empty: all candidates.
   std::vector<history_entry> history(std::string_view task, std::string_view candidate) const;
 
   // Every row that belongs to the run, table by table, as {"table": [{"column": value}...]}:
-  // the run, its results, device, task and cases, compilations and their sources and kernels,
-  // gate results, measurements, verdicts, artifacts.
+  // the run, its variant results and their metrics, device, task and cases, compilations and
+  // their sources and kernels, gate results, measurements, verdicts, artifacts.
   nlohmann::json records_of(std::int64_t run_id) const;
   // The objects those rows cite (run_id), or that any row of the store cites (nullopt), in the
   // order of the tables above.

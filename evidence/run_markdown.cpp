@@ -1,7 +1,13 @@
 #include "evidence/run_markdown.hpp"
 
+#include <algorithm>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "evidence/stored_results_table.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster {
 namespace {
@@ -75,26 +81,19 @@ std::string device_line(const json& records, const json& report) {
   return line;
 }
 
-// The report's entry for a variant, to learn whether it is the baseline.
-bool is_baseline(const json& report, const std::string& variant) {
-  const json& results = member(report, "results");
-  if (!results.is_array()) return false;
-  for (const json& r : results) {
-    if (text(member(r, "variant")) == variant) return member(r, "baseline") == json(true);
-  }
-  return false;
-}
-
 }  // namespace
 
-std::string render_run_markdown(const json& records, const json& report,
-                                const std::vector<bundle_object>& objects, bool is_signed) {
+std::string render_run_markdown(const run_markdown_input& in) {
+  const json& records = in.records;
+  const json& report = in.report;
   const json& run = first_row(records, "runs");
+  const json run_device = json::parse(text(member(run, "device_json")), nullptr, false);
   std::string out;
   const std::string task = text(member(run, "task"));
   out += fmt::format("# blaster run {}{}\n\n", text(member(run, "id")),
                      task.empty() ? "" : ": " + task);
-  if (const std::string title = text(member(report, "title")); !title.empty()) {
+  if (const std::string title = text(member(first_row(records, "tasks"), "title"));
+      !title.empty()) {
     out += title + "\n\n";
   }
 
@@ -107,31 +106,39 @@ std::string render_run_markdown(const json& records, const json& report,
   row("started", text(member(run, "started_at")));
   row("finished", text(member(run, "finished_at")));
   row("device", device_line(records, report));
-  row("NVRTC", text(member(report, "nvrtc")));
+  std::string nvrtc = text(member(first_row(records, "device_fingerprints"), "nvrtc_version"));
+  if (nvrtc.empty()) nvrtc = text(member(run_device, "nvrtc"));
+  row("NVRTC", nvrtc);
   // Runs recorded before the revision was kept have none.
-  if (const std::string revision = text(member(report, "blaster_revision")); !revision.empty()) {
+  if (const std::string revision = text(member(run_device, "blaster_revision"));
+      !revision.empty()) {
     row("blaster revision", revision);
   }
-  row("architecture", text(member(report, "arch")));
-  const std::string case_name = text(member(report, "case"));
-  if (!case_name.empty()) {
-    row("case", fmt::format("{} ({}), {}", case_name, text(member(report, "shape")),
-                            text(member(report, "dtype"))));
+  row("architecture", text(member(first_row(records, "compilations"), "arch")));
+  if (!in.results.empty() && !in.results.front().case_name.empty()) {
+    const std::string case_name = in.results.front().case_name;
+    std::string shape;
+    for (const json& c : member(records, "task_cases")) {
+      if (text(member(c, "name")) == case_name) shape = text(member(c, "shape"));
+    }
+    const std::string dtype = text(member(report, "dtype"));
+    row("case", fmt::format("{}{}{}", case_name, shape.empty() ? "" : " (" + shape + ")",
+                            dtype.empty() ? "" : ", " + dtype));
   }
-  const json& timing = member(report, "timing");
-  if (timing.is_object()) {
+  const json& measurement = first_row(records, "measurements");
+  if (measurement.is_object()) {
+    const json protocol =
+        json::parse(text(member(measurement, "protocol_json")), nullptr, /*allow_exceptions=*/false);
     row("timing",
-        fmt::format("{}, {}, median per launch; samples of ~{} ms until the relative noise is at "
+        fmt::format("{}, median per launch; samples of ~{} ms until the relative noise is at "
                     "most {} ({} to {} samples)",
-                    text(member(timing, "mode")), text(member(timing, "clock")),
-                    text(member(timing, "target_sample_ms")), text(member(timing, "max_noise")),
-                    text(member(timing, "min_samples")), text(member(timing, "max_samples"))));
+                    text(member(measurement, "mode")), text(member(protocol, "target_sample_ms")),
+                    text(member(protocol, "max_noise")), text(member(protocol, "min_samples")),
+                    text(member(protocol, "max_samples"))));
   }
-  const json& copy = member(report, "copy_bandwidth");
-  if (copy.is_object() && member(copy, "bytes_per_second").is_number()) {
-    row("copy bandwidth", fmt::format("{:.1f} GB/s, measured by blaster on the device ({})",
-                                      member(copy, "bytes_per_second").get<double>() / 1e9,
-                                      text(member(copy, "config"))));
+  if (const json& copy = member(run_device, "copy_bandwidth_gbs"); copy.is_number()) {
+    row("copy bandwidth",
+        fmt::format("{:.1f} GB/s, measured by blaster on the device", copy.get<double>()));
   }
   if (const std::string seed = text(member(report, "seed")); !seed.empty()) row("seed", seed);
   if (const std::string why = text(member(report, "gpu_unavailable")); !why.empty()) {
@@ -139,36 +146,16 @@ std::string render_run_markdown(const json& records, const json& report,
   }
 
   out += "\n## Candidates\n\n";
-  const json& results = member(records, "results");
-  if (!results.is_array() || results.empty()) {
+  if (in.results.empty()) {
     out += "The run recorded no results.\n";
   } else {
-    out += "| candidate | status | time us | speedup | GB/s | % roof |\n";
-    out += "|---|---|---:|---:|---:|---:|\n";
-    std::string rejections;
-    bool any_baseline = false;
-    for (const json& r : results) {
-      std::string label = text(member(r, "variant"));
-      if (is_baseline(report, label)) {
-        label += " *";
-        any_baseline = true;
-      }
-      std::string status = text(member(r, "status"));
-      const std::string reason = text(member(r, "reason"));
-      if (!reason.empty()) status += ": " + reason;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(label), cell(status),
-                         number(member(r, "time_us"), "{:.2f}"),
-                         number(member(r, "speedup"), "{:.2f}x"),
-                         number(member(r, "bandwidth_gbs"), "{:.1f}"),
-                         number(member(r, "roofline_pct"), "{:.1f}%"));
-      const json detail = json::parse(text(member(r, "detail_json")), nullptr, false);
-      const std::string message = text(member(detail, "message"));
-      if (!reason.empty() && !message.empty()) {
-        rejections += fmt::format("- `{}`: {}\n", text(member(r, "variant")), cell(message));
-      }
-    }
+    std::ostringstream table;
+    make_renderer("md")->render(stored_results_table(in.results, in.metrics, /*console=*/true),
+                                table);
+    out += table.str();
+    const bool any_baseline = std::any_of(in.results.begin(), in.results.end(),
+                                          [](const stored_result& r) { return r.baseline; });
     if (any_baseline) out += "\n\\* the baseline: speedups are its time over each candidate's.\n";
-    if (!rejections.empty()) out += "\nWhy candidates were rejected:\n\n" + rejections;
   }
 
   out += "\n## Evidence\n\n";
@@ -183,9 +170,9 @@ std::string render_run_markdown(const json& records, const json& report,
   out +=
       "`run.json` holds every database row of the run. `objects/` holds each object those "
       "rows cite, named by its SHA-256.\n\n";
-  if (!objects.empty()) {
+  if (!in.objects.empty()) {
     out += "| object | bytes | cited by |\n|---|---:|---|\n";
-    for (const auto& o : objects) {
+    for (const auto& o : in.objects) {
       out += fmt::format("| `{}` | {} | {} |\n", o.sha256, o.size_bytes,
                          cell(fmt::format("{}", fmt::join(o.cited_by, "; "))));
     }
@@ -193,7 +180,7 @@ std::string render_run_markdown(const json& records, const json& report,
 
   out += "\n## Checking this bundle\n\nIn this folder:\n\n";
   out += "    sha256sum -c SHA256SUMS\n    blaster verify .\n";
-  if (is_signed) {
+  if (in.is_signed) {
     out +=
         "\n`SHA256SUMS.sig` is an Ed25519 signature of `SHA256SUMS`; with the signer's public "
         "key:\n\n    blaster verify . --pubkey KEY.pub\n"

@@ -5,9 +5,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/cas_store.hpp"
 #include "evidence/database.hpp"
+#include "evidence/metric.hpp"
 #include "evidence/store_records.hpp"
 
 namespace blaster {
@@ -19,25 +21,6 @@ std::filesystem::path resolve_home(const std::optional<std::filesystem::path>& f
 // Throws an input_error when the home, its cas/ or its blaster.db exists as the wrong kind of
 // file (a home that is a file, a database that is a folder); absent parts are fine.
 void check_home_layout(const std::filesystem::path& home);
-
-// One row of `results`. An empty string is stored as NULL in the nullable text columns
-// (case_name, reason, the digests, detail_json); nullopt is NULL in the REAL columns. Members
-// default to empty so that designated initializers may name only what they set.
-struct result_record {
-  std::string candidate{};
-  std::string variant{};
-  std::string case_name{};
-  std::string status{};
-  std::string reason{};
-  std::optional<double> time_us{};
-  std::optional<double> speedup{};
-  std::optional<double> bandwidth_gbs{};
-  std::optional<double> roofline_pct{};
-  std::string source_sha256{};
-  std::string cubin_sha256{};
-  std::string samples_sha256{};
-  std::string detail_json{};
-};
 
 // The harness's record of every run: <home>/blaster.db (runs and results, holding digests) and
 // <home>/cas/ (the bytes those digests name). Several store objects, in one process or many, may
@@ -64,8 +47,6 @@ class store {
   // 'running' and its owner (a process of this host) is gone.
   std::int64_t begin_run(std::string_view command, std::string_view task,
                          std::string_view device_json);
-  // Each digest must be empty or name an object already in the CAS (blaster::error otherwise).
-  void add_result(std::int64_t run_id, const result_record& result);
   // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
   // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);
@@ -87,6 +68,12 @@ class store {
   // Both measurements must belong to compilations of this run.
   std::int64_t record_verdict(std::int64_t run_id, const verdict_record& verdict);
   std::int64_t record_artifact(std::int64_t run_id, const artifact_record& artifact);
+  // What one variant came to, with its metrics (schema version 4): the compilation and
+  // measurement it cites must belong to this run. The results view reads these rows.
+  std::int64_t record_variant_result(std::int64_t run_id, const variant_result_record& result);
+  // What the metrics' tags mean, as this harness describes them; a tag already known takes the
+  // new description.
+  void record_metric_definitions(const std::vector<metric_definition>& definitions);
 
  private:
   // Throws unless the digest is empty, or well formed and in the CAS.

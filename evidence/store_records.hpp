@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The rows of the store's fuller schema (version 2), as the runner hands them over. Every
@@ -112,6 +113,30 @@ struct verdict_record {
   std::optional<double> speedup_ci_low{};  // paired bootstrap 95% interval
   std::optional<double> speedup_ci_high{};
   std::string detail_json{};
+};
+
+// What one variant of a run came to: the per-variant row of the record, citing its compilation
+// (none: the file was refused before it compiled) and its measurement (none: it was not timed),
+// with its quantities by their metric's tag.
+struct variant_result_record {
+  std::optional<std::int64_t> compilation_id{};
+  std::optional<std::int64_t> measurement_id{};
+  std::string candidate{};
+  std::string variant{};
+  std::string file_name{};
+  bool baseline = false;
+  std::string case_name{};  // the timed case
+  std::string status{};     // passed, rejected, compiled
+  std::string reason{};     // empty when passed
+  std::string message{};
+  std::string params_json{};
+  // Only what no compilation or measurement of the row cites: a refused file's source, the
+  // samples of a variant rejected after it was timed.
+  std::string source_sha256{};
+  std::string cubin_sha256{};
+  std::string samples_sha256{};
+  std::string detail_json{};
+  std::vector<std::pair<std::string, double>> metrics{};
 };
 
 // Any other file a run produced (a figure, a profile, a log), by name.

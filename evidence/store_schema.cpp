@@ -172,6 +172,112 @@ CREATE TABLE artifacts(
     migration{3, R"sql(
 ALTER TABLE runs ADD COLUMN owner TEXT;
 )sql"},
+    // One record per run: what each variant came to is a row of variant_results, citing its
+    // compilation and measurement, with its quantities as variant_metrics rows by the metric's
+    // tag. The results table of versions 1 to 3 becomes a view over them; its rows move over with
+    // every value (digests a compilation or measurement already cites are read from there).
+    migration{4, R"sql(
+CREATE TABLE variant_results(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  compilation_id INTEGER REFERENCES compilations(id),
+  measurement_id INTEGER REFERENCES measurements(id),
+  candidate TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  file_name TEXT,
+  baseline INTEGER NOT NULL DEFAULT 0,
+  case_name TEXT,
+  status TEXT NOT NULL,
+  reason TEXT,
+  message TEXT,
+  params_json TEXT CHECK(params_json IS NULL OR json_valid(params_json)),
+  source_sha256 TEXT CHECK(source_sha256 IS NULL OR length(source_sha256) = 64),
+  cubin_sha256 TEXT CHECK(cubin_sha256 IS NULL OR length(cubin_sha256) = 64),
+  samples_sha256 TEXT CHECK(samples_sha256 IS NULL OR length(samples_sha256) = 64),
+  detail_json TEXT CHECK(detail_json IS NULL OR json_valid(detail_json))
+);
+CREATE INDEX variant_results_run_id ON variant_results(run_id);
+CREATE TABLE variant_metrics(
+  id INTEGER PRIMARY KEY,
+  variant_result_id INTEGER NOT NULL REFERENCES variant_results(id),
+  tag TEXT NOT NULL,
+  value REAL NOT NULL,
+  UNIQUE(variant_result_id, tag)
+);
+CREATE INDEX variant_metrics_variant_result_id ON variant_metrics(variant_result_id);
+-- What each tag means, as the harness that recorded it described it: tables and reports of the
+-- store are rendered from these, so a new metric shows in them once it is recorded.
+CREATE TABLE metric_definitions(
+  id INTEGER PRIMARY KEY,
+  tag TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  unit TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT '',
+  format TEXT NOT NULL DEFAULT '',
+  console INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO metric_definitions(tag, name, unit, description, format, console) VALUES
+  ('time_us', 'time us', 'us', 'the median of the session medians, per launch', '{:.2f}', 1),
+  ('speedup', 'speedup', 'x', 'the baseline''s time over this one, in the same run', '{:.2f}x', 1),
+  ('bandwidth_gbs', 'GB/s', 'GB/s', 'the task''s roofline bytes over the time', '{:.1f}', 1),
+  ('copy_bandwidth_pct', '% copy BW', '%',
+   'GB/s against the device''s measured copy bandwidth', '{:.1f}%', 1);
+INSERT INTO variant_results(id, run_id, compilation_id, measurement_id, candidate, variant,
+                            case_name, status, reason, message, params_json, source_sha256,
+                            cubin_sha256, samples_sha256, detail_json)
+  SELECT x.id, x.run_id,
+         (SELECT c.id FROM compilations c
+          WHERE c.run_id = x.run_id AND c.candidate = x.candidate AND c.variant = x.variant
+          ORDER BY c.id LIMIT 1),
+         (SELECT m.id FROM measurements m JOIN compilations c ON c.id = m.compilation_id
+          WHERE c.run_id = x.run_id AND c.candidate = x.candidate AND c.variant = x.variant
+          ORDER BY m.id LIMIT 1),
+         x.candidate, x.variant, x.case_name, x.status, x.reason,
+         CASE WHEN json_valid(x.detail_json) THEN json_extract(x.detail_json, '$.message') END,
+         CASE WHEN json_valid(x.detail_json) AND json_type(x.detail_json, '$.params') = 'object'
+              THEN json_extract(x.detail_json, '$.params') END,
+         x.source_sha256, x.cubin_sha256, x.samples_sha256, x.detail_json
+  FROM results x;
+UPDATE variant_results SET source_sha256 = NULL
+  WHERE source_sha256 = (SELECT s.sha256 FROM compilations c JOIN sources s ON s.id = c.source_id
+                         WHERE c.id = variant_results.compilation_id);
+UPDATE variant_results SET cubin_sha256 = NULL
+  WHERE cubin_sha256 = (SELECT c.cubin_sha256 FROM compilations c
+                        WHERE c.id = variant_results.compilation_id);
+UPDATE variant_results SET samples_sha256 = NULL
+  WHERE samples_sha256 = (SELECT m.samples_sha256 FROM measurements m
+                          WHERE m.id = variant_results.measurement_id);
+INSERT INTO variant_metrics(variant_result_id, tag, value)
+  SELECT id, 'time_us', time_us FROM results WHERE time_us IS NOT NULL
+  UNION ALL SELECT id, 'speedup', speedup FROM results WHERE speedup IS NOT NULL
+  UNION ALL SELECT id, 'bandwidth_gbs', bandwidth_gbs FROM results WHERE bandwidth_gbs IS NOT NULL
+  UNION ALL SELECT id, 'copy_bandwidth_pct', roofline_pct FROM results
+            WHERE roofline_pct IS NOT NULL;
+DROP INDEX results_run_id;
+DROP TABLE results;
+CREATE VIEW results AS
+  SELECT v.id, v.run_id, v.candidate, v.variant, v.case_name, v.status, v.reason, v.message,
+         v.baseline,
+         (SELECT value FROM variant_metrics WHERE variant_result_id = v.id AND tag = 'time_us')
+           AS time_us,
+         (SELECT value FROM variant_metrics WHERE variant_result_id = v.id AND tag = 'speedup')
+           AS speedup,
+         (SELECT value FROM variant_metrics
+          WHERE variant_result_id = v.id AND tag = 'bandwidth_gbs') AS bandwidth_gbs,
+         (SELECT value FROM variant_metrics
+          WHERE variant_result_id = v.id AND tag = 'copy_bandwidth_pct') AS copy_bandwidth_pct,
+         COALESCE(v.source_sha256,
+                  (SELECT s.sha256 FROM compilations c JOIN sources s ON s.id = c.source_id
+                   WHERE c.id = v.compilation_id)) AS source_sha256,
+         COALESCE(v.cubin_sha256,
+                  (SELECT c.cubin_sha256 FROM compilations c WHERE c.id = v.compilation_id))
+           AS cubin_sha256,
+         COALESCE(v.samples_sha256,
+                  (SELECT m.samples_sha256 FROM measurements m WHERE m.id = v.measurement_id))
+           AS samples_sha256,
+         v.detail_json
+  FROM variant_results v;
+)sql"},
 };
 
 }  // namespace

@@ -63,7 +63,8 @@ class text_renderer final : public table_renderer {
         std::vector<std::string> cells(shown[r].begin(), shown[r].begin() + kept);
         std::string text;
         for (std::size_t i = 0; i < kept; ++i) {
-          text += fmt::format("{:<{}}  ", cells[i], widths[i]);
+          text += t.columns[i].left ? fmt::format("{:<{}}  ", cells[i], widths[i])
+                                    : fmt::format("{:>{}}  ", cells[i], widths[i]);
         }
         fmt::print(out, "{}{}\n", text, row.summary);
       } else {

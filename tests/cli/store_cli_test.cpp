@@ -105,7 +105,7 @@ TEST_F(StoreCli, ShowPrintsTheRunAndEveryVerdict) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("runs").at(0).at("id"), runs[2].run_id);
-  EXPECT_EQ(j.at("results").size(), 3U);
+  EXPECT_EQ(j.at("variant_results").size(), 3U);
   EXPECT_EQ(j.at("compilations").at(0).at("variant"), "rmsnorm_fast[VEC=4]");
   EXPECT_EQ(j.at("report").at("title"), "RMSNorm over channels");
 }
@@ -130,7 +130,9 @@ TEST_F(StoreCli, HistoryFollowsOneTaskAcrossRuns) {
   const auto runs = record_runs();
   auto r = run("history --task rmsnorm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "% roof")) << r.out;
+  // Each metric under its recorded name.
+  EXPECT_TRUE(contains(r.out, "% copy BW")) << r.out;
+  EXPECT_TRUE(contains(r.out, "    3  ")) << r.out;  // the run column, aligned on every row
   EXPECT_FALSE(contains(r.out, "softmax")) << r.out;
   r = run("history --task rmsnorm --candidate rmsnorm_fast --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -138,7 +140,7 @@ TEST_F(StoreCli, HistoryFollowsOneTaskAcrossRuns) {
   ASSERT_EQ(j.size(), 2U);
   EXPECT_EQ(j[0].at("run_id"), runs[0].run_id);  // oldest first
   EXPECT_EQ(j[1].at("run_id"), runs[2].run_id);
-  EXPECT_DOUBLE_EQ(j[0].at("time_us").get<double>(), 70.77);
+  EXPECT_DOUBLE_EQ(j[0].at("metrics").at("time_us").get<double>(), 70.77);
   EXPECT_EQ(j[0].at("device"), "NVIDIA H200");
   r = run("history --task nothing_like_it");
   EXPECT_EQ(r.exit_code, 0);

@@ -43,13 +43,13 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t max_bytes) {
       const std::string log = s.cas().put(random_bytes(rng, 4 << 10));
       const std::int64_t run =
           s.begin_run(fmt::format("writer {} round {}", seed, round), "t", "{}");
-      s.add_result(run, result_record{.candidate = "c",
-                                      .variant = "v",
-                                      .status = "passed",
-                                      .time_us = 1.0,
-                                      .source_sha256 = source,
-                                      .cubin_sha256 = cubin,
-                                      .samples_sha256 = samples});
+      s.record_variant_result(run, variant_result_record{.candidate = "c",
+                                                         .variant = "v",
+                                                         .status = "passed",
+                                                         .source_sha256 = source,
+                                                         .cubin_sha256 = cubin,
+                                                         .samples_sha256 = samples,
+                                                         .metrics = {{"time_us", 1.0}}});
       const std::int64_t compilation =
           s.record_compilation(run, compilation_record{.candidate = "c",
                                                        .variant = "v",

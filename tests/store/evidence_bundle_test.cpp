@@ -105,16 +105,17 @@ TEST_F(EvidenceBundle, HoldsTheReportTheRowsAndEveryCitedObject) {
   }
   const auto rows = nlohmann::json::parse(read_file(bundle / "run.json"));
   EXPECT_EQ(rows.at("runs").at(0).at("id"), run_.run_id);
-  EXPECT_EQ(rows.at("results").size(), 3U);
+  EXPECT_EQ(rows.at("variant_results").size(), 3U);
   EXPECT_EQ(rows.at("measurements").size(), 1U);
   EXPECT_EQ(rows.at("device_fingerprints").at(0).at("name"), "NVIDIA H200");
 
   const std::string report = read_file(bundle / "report.md");
   for (const char* expected :
        {"# blaster run", "rmsnorm", "NVIDIA H200 (sm_90a, 132 SMs, driver 13.0)",
+        "| candidate | status | time us | speedup | GB/s | % copy BW |",
         "| init * | passed | 125.03 | 1.00x | 2147.0 | 53.5% |",
         "| rmsnorm_fast[VEC=4] | passed | 70.77 | 1.77x | 3793.3 | 94.5% |",
-        "| rmsnorm_broken | rejected: wrong_result | - | - | - | - |",
+        "| rmsnorm_broken | rejected | - | - | - | wrong_result |",
         "case odd: out[17] = 3.5, expected 1.25", "4000.0 GB/s", "sha256sum -c SHA256SUMS",
         run_.report_sha256.c_str()}) {
     EXPECT_NE(report.find(expected), std::string::npos) << expected << "\n" << report;

@@ -50,9 +50,10 @@ inline recorded_run record_bench_run(store& s, const std::string& task = "rmsnor
       cas.put(nlohmann::json{{"sample_us", {70.7, 70.8, 70.77}}, {"salt", salt}}.dump());
   const std::string log_sha256 = cas.put("ptxas info: Used 32 registers " + salt);
 
-  const nlohmann::json device = {{"name", "NVIDIA H200"}, {"arch", "sm_90a"},
-                                 {"sm_count", 132},       {"driver_version", 13000},
-                                 {"uuid", "GPU-test"},    {"nvrtc", "13.0"}};
+  const nlohmann::json device = {{"name", "NVIDIA H200"},   {"arch", "sm_90a"},
+                                 {"sm_count", 132},         {"driver_version", 13000},
+                                 {"uuid", "GPU-test"},      {"nvrtc", "13.0"},
+                                 {"copy_bandwidth_gbs", 4000.0}};
   out.run_id = s.begin_run("blaster bench --task " + task, task, device.dump());
   const std::int64_t device_id = s.record_device(device_fingerprint{.name = "NVIDIA H200",
                                                                     .uuid = "GPU-test",
@@ -62,41 +63,6 @@ inline recorded_run record_bench_run(store& s, const std::string& task = "rmsnor
                                                                     .driver_version = "13.0",
                                                                     .nvrtc_version = "13.0"});
   s.set_run_device(out.run_id, device_id);
-
-  s.add_result(out.run_id, result_record{.candidate = "init",
-                                         .variant = "init",
-                                         .case_name = "canonical",
-                                         .status = "passed",
-                                         .time_us = 125.03,
-                                         .speedup = 1.0,
-                                         .bandwidth_gbs = 2147.0,
-                                         .roofline_pct = 53.5,
-                                         .source_sha256 = out.init_source_sha256,
-                                         .cubin_sha256 = init_cubin,
-                                         .samples_sha256 = init_samples,
-                                         .detail_json = R"({"message":""})"});
-  s.add_result(out.run_id, result_record{.candidate = "rmsnorm_fast",
-                                         .variant = "rmsnorm_fast[VEC=4]",
-                                         .case_name = "canonical",
-                                         .status = "passed",
-                                         .time_us = 70.77,
-                                         .speedup = 1.7667,
-                                         .bandwidth_gbs = 3793.3,
-                                         .roofline_pct = 94.5,
-                                         .source_sha256 = fast_source_sha256,
-                                         .cubin_sha256 = out.fast_cubin_sha256,
-                                         .samples_sha256 = out.fast_samples_sha256,
-                                         .detail_json = R"({"message":""})"});
-  s.add_result(
-      out.run_id,
-      result_record{.candidate = "rmsnorm_broken",
-                    .variant = "rmsnorm_broken",
-                    .case_name = "canonical",
-                    .status = "rejected",
-                    .reason = "wrong_result",
-                    .source_sha256 = broken_source_sha256,
-                    .cubin_sha256 = broken_cubin,
-                    .detail_json = R"({"message":"case odd: out[17] = 3.5, expected 1.25"})"});
 
   const std::int64_t compilation =
       s.record_compilation(out.run_id, compilation_record{.candidate = "rmsnorm_fast",
@@ -121,6 +87,43 @@ inline recorded_run record_bench_run(store& s, const std::string& task = "rmsnor
                                       .samples_sha256 = out.fast_samples_sha256,
                                       .sample_count = 3,
                                       .median_us = 70.77});
+
+  // The variants' rows: the fast one cites its compilation and measurement, the others keep
+  // their digests on the row.
+  s.record_variant_result(
+      out.run_id, variant_result_record{.candidate = "init",
+                                        .variant = "init",
+                                        .baseline = true,
+                                        .case_name = "canonical",
+                                        .status = "passed",
+                                        .source_sha256 = out.init_source_sha256,
+                                        .cubin_sha256 = init_cubin,
+                                        .samples_sha256 = init_samples,
+                                        .metrics = {{"time_us", 125.03},
+                                                    {"speedup", 1.0},
+                                                    {"bandwidth_gbs", 2147.0},
+                                                    {"copy_bandwidth_pct", 53.5}}});
+  s.record_variant_result(out.run_id,
+                          variant_result_record{.compilation_id = compilation,
+                                                .measurement_id = out.fast_measurement_id,
+                                                .candidate = "rmsnorm_fast",
+                                                .variant = "rmsnorm_fast[VEC=4]",
+                                                .case_name = "canonical",
+                                                .status = "passed",
+                                                .params_json = R"({"VEC":"4"})",
+                                                .metrics = {{"time_us", 70.77},
+                                                            {"speedup", 1.7667},
+                                                            {"bandwidth_gbs", 3793.3},
+                                                            {"copy_bandwidth_pct", 94.5}}});
+  s.record_variant_result(out.run_id,
+                          variant_result_record{.candidate = "rmsnorm_broken",
+                                                .variant = "rmsnorm_broken",
+                                                .case_name = "canonical",
+                                                .status = "rejected",
+                                                .reason = "wrong_result",
+                                                .message = "case odd: out[17] = 3.5, expected 1.25",
+                                                .source_sha256 = broken_source_sha256,
+                                                .cubin_sha256 = broken_cubin});
 
   const nlohmann::json report = {
       {"task", task},

@@ -65,8 +65,9 @@ TEST_F(RunCatalog, HistoryFollowsATaskAcrossRuns) {
   EXPECT_EQ(all.back().run_id, third.run_id);
   const auto fast = catalog_.history("rmsnorm", "rmsnorm_fast");
   ASSERT_EQ(fast.size(), 2U);
-  EXPECT_EQ(fast[1].result.result.cubin_sha256, third.fast_cubin_sha256);
-  EXPECT_DOUBLE_EQ(*fast[0].result.result.time_us, 70.77);
+  // The view reads the cubin from the compilation the row cites, the time from its metrics.
+  EXPECT_EQ(fast[1].result.cubin_sha256, third.fast_cubin_sha256);
+  EXPECT_DOUBLE_EQ(*fast[0].result.metric("time_us"), 70.77);
   EXPECT_EQ(fast[0].device_name, "NVIDIA H200");
   EXPECT_TRUE(catalog_.history("softmax", "init").size() == 1U);
 }
@@ -87,15 +88,17 @@ TEST_F(RunCatalog, RecordsOfARunHoldOnlyThatRun) {
   testing::record_bench_run(s_, "rmsnorm", "2");
   const auto rows = catalog_.records_of(first.run_id);
   EXPECT_EQ(rows.at("runs").size(), 1U);
-  EXPECT_EQ(rows.at("results").size(), 3U);
+  EXPECT_EQ(rows.at("variant_results").size(), 3U);
+  EXPECT_EQ(rows.at("variant_metrics").size(), 8U);  // four of each passed variant
   EXPECT_EQ(rows.at("compilations").size(), 1U);
   EXPECT_EQ(rows.at("compiled_kernels").size(), 1U);
   EXPECT_EQ(rows.at("measurements").size(), 1U);
   EXPECT_EQ(rows.at("sources").size(), 1U);
   EXPECT_EQ(rows.at("device_fingerprints").size(), 1U);
-  EXPECT_EQ(rows.at("results")[0].at("time_us"), 125.03);
-  EXPECT_TRUE(rows.at("results")[2].at("time_us").is_null());
-  for (const auto& r : rows.at("results")) EXPECT_EQ(r.at("run_id"), first.run_id);
+  EXPECT_EQ(rows.at("variant_metrics")[0].at("tag"), "time_us");
+  EXPECT_EQ(rows.at("variant_metrics")[0].at("value"), 125.03);
+  EXPECT_EQ(rows.at("metric_definitions").size(), 4U);
+  for (const auto& r : rows.at("variant_results")) EXPECT_EQ(r.at("run_id"), first.run_id);
   // Each object the run cites, and none of the other run's.
   for (const auto& c : catalog_.cited_objects(first.run_id)) {
     EXPECT_TRUE(s_.cas().contains(c.sha256));

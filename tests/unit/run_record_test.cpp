@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "benchmarking/run_record.hpp"
+#include "benchmarking/variant_metrics.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
@@ -98,8 +99,7 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
   report.results = {baseline, fast, wrong, broken};
 
   const std::int64_t run = s.begin_run("test", "rmsnorm", "{}");
-  record_results(s, run, report);
-  record_evidence(s, run, task, report);
+  record_run(s, run, task, report);
   s.finish_run(run, "completed", "");
 
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM results"), 4);
@@ -118,6 +118,24 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
                   "speedup_ci_low = 1.9 AND baseline_measurement_id IS NOT NULL"),
             1);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM verdicts WHERE verdict = 'baseline'"), 1);
+  // One row per variant, citing its compilation and (timed) measurement; the digests stay in
+  // those rows, and the view reads them from there.
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM variant_results WHERE compilation_id IS NOT NULL"), 4);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM variant_results WHERE measurement_id IS NOT NULL"), 2);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM variant_results WHERE cubin_sha256 IS NOT NULL"), 0);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM results WHERE cubin_sha256 IS NOT NULL"), 3);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM results WHERE baseline = 1"), 1);
+  // Every metric of the registry that a variant has, by tag, and what each tag means.
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM results WHERE time_us IS NOT NULL"), 2);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM metric_definitions"),
+            static_cast<std::int64_t>(variant_metrics().size()));
+  for (const auto& m : variant_metrics()) {
+    EXPECT_EQ(count(s, fmt::format("SELECT COUNT(*) FROM metric_definitions WHERE tag = '{}' AND "
+                                   "name = '{}'",
+                                   m.info.tag, m.info.name)),
+              1)
+        << m.info.tag;
+  }
 }
 
 }  // namespace

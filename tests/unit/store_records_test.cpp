@@ -207,10 +207,10 @@ TEST_F(StoreRecords, ArtifactsAreNamedOncePerRun) {
 TEST_F(StoreRecords, RowsCitingAbsentObjectsAreRefused) {
   const std::int64_t run = s_.begin_run("blaster bench", "t", "");
   const std::string absent(64, 'e');
-  EXPECT_THROW(s_.add_result(run, result_record{.candidate = "c",
-                                                .variant = "v",
-                                                .status = "passed",
-                                                .samples_sha256 = absent}),
+  EXPECT_THROW(s_.record_variant_result(run, variant_result_record{.candidate = "c",
+                                                                   .variant = "v",
+                                                                   .status = "passed",
+                                                                   .samples_sha256 = absent}),
                error);
   try {
     s_.finish_run(run, "completed", absent);

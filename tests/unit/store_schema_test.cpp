@@ -8,6 +8,8 @@
 
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "../store/store_test_support.hpp"
 #include "core/error.hpp"
 #include "evidence/run_catalog.hpp"
@@ -31,12 +33,12 @@ std::string input_error_of(auto&& call) {
   return {};
 }
 
-TEST(StoreSchema, VersionsIncreaseAndTheLatestIsThree) {
+TEST(StoreSchema, VersionsIncreaseAndTheLatestIsFour) {
   const auto steps = store_schema();
-  ASSERT_EQ(steps.size(), 3U);
-  EXPECT_EQ(steps[0].version, 1);
-  EXPECT_EQ(steps[1].version, 2);
-  EXPECT_EQ(steps[2].version, 3);
+  ASSERT_EQ(steps.size(), 4U);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].version, static_cast<int>(i) + 1);
+  }
 }
 
 TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
@@ -60,7 +62,7 @@ TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
   }
 
   store s(home.path());
-  EXPECT_EQ(s.db().user_version(), 3);
+  EXPECT_EQ(s.db().user_version(), 4);
   EXPECT_EQ(query_int(s.db(), "PRAGMA application_id"), store_application_id);
   EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM runs"), 1);
   EXPECT_EQ(query_text(s.db(), "SELECT report_sha256 FROM runs WHERE id = 7"), digest);
@@ -79,6 +81,96 @@ TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
   EXPECT_EQ(runs[0].passed, 1);
   // New runs go on after the old ones.
   EXPECT_EQ(s.begin_run("blaster bench", "rmsnorm", ""), 8);
+}
+
+// A store of schema version 3, written as the release before the one-record schema wrote
+// it: a results row per variant beside the fuller record. Migrated, the results view gives
+// every row back with every value, and the variant rows cite the compilation and measurement.
+TEST(StoreSchema, Version3DatabaseMigratesAndTheResultsViewKeepsEveryRow) {
+  const temp_folder home("v3");
+  const std::string source(64, 's');
+  const std::string cubin(64, 'c');
+  const std::string samples(64, 'd');
+  const std::string other(64, 'e');
+  constexpr const char* columns =
+      "id, run_id, candidate, variant, case_name, status, reason, time_us, speedup, "
+      "bandwidth_gbs, {}, source_sha256, cubin_sha256, samples_sha256, detail_json";
+  auto rows_of = [&](database& db, const char* pct) {
+    statement q = db.prepare(fmt::format(fmt::runtime(std::string("SELECT ") + columns +
+                                                      " FROM results ORDER BY id"),
+                                         pct));
+    std::vector<std::vector<std::string>> out;
+    while (q.step()) {
+      std::vector<std::string> row;
+      for (int c = 0; c < q.column_count(); ++c) {
+        row.push_back(q.column_is_null(c) ? "NULL" : q.column_text(c));
+      }
+      out.push_back(std::move(row));
+    }
+    return out;
+  };
+  std::vector<std::vector<std::string>> before;
+  {
+    database old(home.path() / "blaster.db");
+    old.migrate(store_schema().first(3));
+    old.exec(
+        "INSERT INTO runs(id, started_at, finished_at, command, task, status, owner) VALUES(3, "
+        "'2026-11-30T10:00:00.000Z', '2026-11-30T10:01:00.000Z', 'blaster bench --task relu', "
+        "'relu', 'completed', 'h 1 2')");
+    old.exec("INSERT INTO sources(id, sha256, file_name, size_bytes) VALUES(1, '" + source +
+             "', 'relu_vec.cu', 100)");
+    old.exec(
+        "INSERT INTO compilations(id, run_id, source_id, candidate, variant, arch, options_json, "
+        "succeeded, cubin_sha256) VALUES(1, 3, 1, 'relu_vec', 'relu_vec[BLOCK=128]', 'sm_90a', "
+        "'[]', 1, '" +
+        cubin + "')");
+    old.exec(
+        "INSERT INTO measurements(id, compilation_id, case_name, mode, protocol_json, "
+        "samples_sha256, sample_count, median_us) VALUES(1, 1, 'canonical', 'hot', '{}', '" +
+        samples + "', 10, 1.10)");
+    // A timed candidate citing what its compilation and measurement cite; a rejected one timed
+    // before it was rejected (impossible_speed) whose samples no measurement cites; a file refused
+    // before it compiled.
+    old.exec(
+        "INSERT INTO results(id, run_id, candidate, variant, case_name, status, reason, time_us, "
+        "speedup, bandwidth_gbs, roofline_pct, source_sha256, cubin_sha256, samples_sha256, "
+        "detail_json) VALUES "
+        "(11, 3, 'relu_vec', 'relu_vec[BLOCK=128]', 'canonical', 'passed', '', 1.10, 1.24, 942.4, "
+        "23.8, '" + source + "', '" + cubin + "', '" + samples +
+        "', '{\"message\":\"\",\"params\":{\"BLOCK\":\"128\"},\"gate_s\":0.5}'), "
+        "(12, 3, 'cheat', 'cheat', 'canonical', 'rejected', 'impossible_speed', 0.01, NULL, NULL, "
+        "NULL, '" + other + "', NULL, '" + other +
+        "', '{\"message\":\"below the floor\"}'), "
+        "(13, 3, 'huge', 'huge', 'canonical', 'rejected', 'compile_error', NULL, NULL, NULL, NULL, "
+        "NULL, NULL, NULL, '{\"message\":\"over 1 MiB\"}')");
+    before = rows_of(old, "roofline_pct");
+    ASSERT_EQ(before.size(), 3U);
+  }
+
+  store s(home.path());
+  EXPECT_EQ(s.db().user_version(), 4);
+  EXPECT_EQ(rows_of(s.db(), "copy_bandwidth_pct"), before);
+  EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM variant_results"), 3);
+  EXPECT_EQ(query_text(s.db(), "SELECT compilation_id || ',' || measurement_id FROM "
+                               "variant_results WHERE id = 11"),
+            "1,1");
+  // What the compilation and measurement cite is read from them; the rest stays on the row.
+  EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM variant_results WHERE id = 11 AND "
+                              "source_sha256 IS NULL AND cubin_sha256 IS NULL AND "
+                              "samples_sha256 IS NULL"),
+            1);
+  EXPECT_EQ(query_text(s.db(), "SELECT samples_sha256 FROM variant_results WHERE id = 12"), other);
+  EXPECT_EQ(query_text(s.db(), "SELECT message FROM variant_results WHERE id = 13"),
+            "over 1 MiB");
+  EXPECT_EQ(query_text(s.db(), "SELECT params_json FROM variant_results WHERE id = 11"),
+            R"({"BLOCK":"128"})");
+  EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM variant_metrics"), 5);
+  // The catalog reads the migrated rows as it reads new ones.
+  const auto results = run_catalog(s).results_of(3);
+  ASSERT_EQ(results.size(), 3U);
+  EXPECT_DOUBLE_EQ(*results[0].metric("copy_bandwidth_pct"), 23.8);
+  EXPECT_EQ(results[0].cubin_sha256, cubin);
+  EXPECT_EQ(results[1].message, "below the floor");
 }
 
 TEST(StoreSchema, NewerDatabaseIsRefused) {
@@ -122,10 +214,10 @@ TEST(StoreSchema, DamagedDatabaseIsAnInputErrorNamingTheFile) {
     store s(home.path());
     const std::int64_t run = s.begin_run("blaster bench", "t", "");
     for (int i = 0; i < 300; ++i) {
-      s.add_result(run, result_record{.candidate = "c",
-                                      .variant = std::to_string(i),
-                                      .status = "passed",
-                                      .detail_json = std::string(1000, 'x')});
+      s.record_variant_result(run, variant_result_record{.candidate = "c",
+                                                         .variant = std::to_string(i),
+                                                         .status = "passed",
+                                                         .message = std::string(1000, 'x')});
     }
   }  // The last connection checkpoints the WAL into the file.
   const auto size_bytes = fs::file_size(db_path);

@@ -58,8 +58,8 @@ class Store : public ::testing::Test {
     return query.column_int64(0);
   }
 
-  static result_record passing_result(std::string candidate, std::string variant) {
-    return result_record{
+  static variant_result_record passing_result(std::string candidate, std::string variant) {
+    return variant_result_record{
         .candidate = std::move(candidate), .variant = std::move(variant), .status = "ok"};
   }
 
@@ -84,7 +84,7 @@ TEST_F(Store, CreatesTheHomeWithDatabaseAndObjectStore) {
   EXPECT_EQ(s.home(), home_);
   EXPECT_TRUE(fs::is_regular_file(home_ / "blaster.db"));
   EXPECT_TRUE(fs::is_directory(home_ / "cas"));
-  EXPECT_EQ(s.db().user_version(), 3);
+  EXPECT_EQ(s.db().user_version(), 4);
   const std::string digest = s.cas().put("report");
   EXPECT_TRUE(fs::exists(home_ / "cas" / digest.substr(0, 2) / digest));
 }
@@ -99,25 +99,25 @@ TEST_F(Store, RunRoundTripsThroughSql) {
     ASSERT_EQ(s.cas().put("source"), source_digest);
     ASSERT_EQ(s.cas().put("report"), report_digest);
     run_id = s.begin_run("blaster run softmax", "softmax", R"({"name":"H200"})");
-    result_record timed;
+    variant_result_record timed;
     timed.candidate = "online_softmax";
     timed.variant = "block256";
     timed.case_name = "4096x4096/f32";
     timed.status = "ok";
-    timed.time_us = 12.5;
-    timed.speedup = 1.75;
-    timed.bandwidth_gbs = 3200.0;
-    timed.roofline_pct = 66.5;
+    timed.metrics = {{"time_us", 12.5},
+                     {"speedup", 1.75},
+                     {"bandwidth_gbs", 3200.0},
+                     {"copy_bandwidth_pct", 66.5}};
     timed.source_sha256 = source_digest;
     timed.detail_json = R"({"threads":256})";
-    s.add_result(run_id, timed);
+    s.record_variant_result(run_id, timed);
 
-    result_record rejected;
+    variant_result_record rejected;
     rejected.candidate = "naive";
     rejected.variant = "default";
     rejected.status = "rejected";
     rejected.reason = "max abs error 0.5 > 1e-5";
-    s.add_result(run_id, rejected);
+    s.record_variant_result(run_id, rejected);
     s.finish_run(run_id, "ok", report_digest);
   }
 
@@ -143,7 +143,7 @@ TEST_F(Store, RunRoundTripsThroughSql) {
 
   statement results = s.db().prepare(
       "SELECT candidate, variant, case_name, status, reason, time_us, speedup, bandwidth_gbs, "
-      "roofline_pct, source_sha256, cubin_sha256, samples_sha256, detail_json "
+      "copy_bandwidth_pct, source_sha256, cubin_sha256, samples_sha256, detail_json "
       "FROM results WHERE run_id = ?1 ORDER BY id");
   results.bind(1, run_id);
   ASSERT_TRUE(results.step());
@@ -186,13 +186,14 @@ TEST_F(Store, UnfinishedRunStaysRunning) {
 
 TEST_F(Store, RefusesResultsOfUnknownRunsAndMalformedDigests) {
   store s(home_);
-  result_record result = passing_result("c", "v");
-  EXPECT_THROW(s.add_result(12345, result), error);  // Foreign key on results.run_id.
+  variant_result_record result = passing_result("c", "v");
+  // Foreign key on variant_results.run_id.
+  EXPECT_THROW(s.record_variant_result(12345, result), error);
   EXPECT_THROW(s.finish_run(12345, "ok", ""), error);
 
   const std::int64_t run_id = s.begin_run("blaster run", "t", "{}");
   result.cubin_sha256 = "not-a-digest";
-  EXPECT_THROW(s.add_result(run_id, result), error);
+  EXPECT_THROW(s.record_variant_result(run_id, result), error);
   EXPECT_THROW(s.finish_run(run_id, "ok", "ABC"), error);
   EXPECT_EQ(count(s.db(), "SELECT count(*) FROM results"), 0);
 }
@@ -206,10 +207,10 @@ TEST_F(Store, TwoStoresOnOneHomeInterleavingWritesLoseNothing) {
     store& other = round % 2 == 0 ? second : first;
     const std::int64_t run_id = writer.begin_run("interleaved", "", "");
     EXPECT_TRUE(run_ids.insert(run_id).second) << "run id " << run_id << " handed out twice";
-    const result_record result = passing_result(fmt::format("c{}", round), "v");
+    const variant_result_record result = passing_result(fmt::format("c{}", round), "v");
     // The other connection writes into the run this one began.
-    other.add_result(run_id, result);
-    writer.add_result(run_id, result);
+    other.record_variant_result(run_id, result);
+    writer.record_variant_result(run_id, result);
     other.finish_run(run_id, "ok", "");
   }
   EXPECT_EQ(count(first.db(), "SELECT count(*) FROM runs"), 20);
@@ -228,7 +229,8 @@ TEST_F(Store, ConcurrentStoresOnOneHomeLoseNothing) {
         store s(home_);  // Each thread its own connection, as separate processes would have.
         for (int i = 0; i < runs_per_writer; ++i) {
           const std::int64_t run_id = s.begin_run("concurrent", "", "");
-          s.add_result(run_id, passing_result(fmt::format("writer{}", w), fmt::format("{}", i)));
+          s.record_variant_result(run_id,
+                                  passing_result(fmt::format("writer{}", w), fmt::format("{}", i)));
           s.finish_run(run_id, "ok", s.cas().put(fmt::format("report {}/{}", w, i)));
         }
       } catch (const std::exception& e) {
