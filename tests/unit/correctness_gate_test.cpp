@@ -158,6 +158,13 @@ TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
   EXPECT_EQ(to_json(matrix_rate_from_json(to_json(m))), to_json(m));
 }
 
+// Reports recorded before a timing mode existed have no floor for it: it reads as not measured.
+TEST(GateProtocol, AFloorOfAModeTheReportLacksIsNotMeasured) {
+  const launch_floors f = launch_floors_from_json({{"hot_us", 3.8}});
+  EXPECT_DOUBLE_EQ(f.us[timing_mode::hot], 3.8);
+  EXPECT_DOUBLE_EQ(f.us[timing_mode::graph], 0.0);
+}
+
 TEST(GateProtocol, RotationTravelsWithTheTimingOptions) {
   timing_options o;
   o.rotate_buffers = true;
