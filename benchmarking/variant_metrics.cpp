@@ -134,6 +134,19 @@ const std::array metrics{
                  .format = "{:.3f}x"},
         .value = [](const bench_report&, const variant_result& r) { return r.time_over_floor; }},
     variant_metric{
+        .info = {.tag = "time_over_launch_floor",
+                 .name = "x launch",
+                 .unit = "x",
+                 .description = "the time over an empty kernel's in the same timing mode: near 1, "
+                                "the time is the launch's, not the kernel's",
+                 .format = "{:.2f}x"},
+        .value = [](const bench_report& report, const variant_result& r) -> std::optional<double> {
+          if (!r.time_us || !report.floors) return std::nullopt;
+          const double floor_us = report.floors->us[report.timing.mode];
+          if (floor_us <= 0.0) return std::nullopt;
+          return *r.time_us / floor_us;
+        }},
+    variant_metric{
         .info = {.tag = "flops_per_second",
                  .name = "FLOP/s",
                  .unit = "FLOP/s",
