@@ -8,6 +8,7 @@ namespace blaster {
 std::unique_ptr<table_renderer> make_text_renderer();
 std::unique_ptr<table_renderer> make_json_renderer();
 std::unique_ptr<table_renderer> make_markdown_renderer();
+std::unique_ptr<table_renderer> make_csv_renderer();
 
 namespace {
 
@@ -15,6 +16,8 @@ constexpr std::array formats{
     output_format{"table", "aligned columns for a terminal", make_text_renderer},
     output_format{"json", "exact JSON", make_json_renderer},
     output_format{"md", "a Markdown table", make_markdown_renderer},
+    output_format{"csv", "comma-separated values, a header of the columns' tags",
+                  make_csv_renderer},
 };
 
 }  // namespace

@@ -37,7 +37,7 @@ std::string render(std::string_view format, const result_table& t) {
 TEST(TableRenderer, EveryFormatIsListedAndUnknownOnesAreNot) {
   for (const auto& f : output_formats()) EXPECT_NE(make_renderer(f.name), nullptr) << f.name;
   EXPECT_EQ(make_renderer("xml"), nullptr);
-  EXPECT_EQ(output_format_choices(), "table, json or md");
+  EXPECT_EQ(output_format_choices(), "table, json, md or csv");
 }
 
 TEST(TableRenderer, TextAlignsColumnsAndShowsTheReasonOfARejection) {
@@ -48,6 +48,14 @@ TEST(TableRenderer, TextAlignsColumnsAndShowsTheReasonOfARejection) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("\nafter the table\n"), std::string::npos) << text;
+}
+
+TEST(TableRenderer, CsvQuotesFieldsAndKeepsNumbersExact) {
+  const std::string csv = render("csv", sample());
+  EXPECT_EQ(csv,
+            "variant,status,time_us,note\r\n"
+            "\"fast, \"\"v2\"\"\",passed,70.123456,ok\r\n"
+            "cheat,rejected,,wrong_result\r\n");
 }
 
 TEST(TableRenderer, MarkdownAndJsonCarryEveryCell) {
