@@ -63,9 +63,13 @@ sampler graph_sampler(sampler_setup& s) {
   };
 }
 
+sampler single_sampler(sampler_setup& s) {
+  return [&s] { return timed_burst(s.enqueue, s.stream, s.start, s.stop, 1); };
+}
+
 // One per timing mode, in the order of the enum.
 constexpr std::array<sampler (*)(sampler_setup&), timing_mode_count> samplers{
-    hot_sampler, cold_sampler, graph_sampler};
+    hot_sampler, cold_sampler, graph_sampler, single_sampler};
 
 }  // namespace
 

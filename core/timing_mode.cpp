@@ -48,6 +48,23 @@ constexpr std::array<timing_mode_traits, timing_mode_count> modes{{
      .rotates_buffers = true,
      .may_hold_l2 = true,
      .checks_output_dependence = true},
+    // Cold mode without the flush: one launch's own duration with the caches as the launches
+    // before it left them (the number ncu reports with --cache-control none), outputs freshly
+    // poisoned before each.
+    {.mode = timing_mode::single,
+     .name = "single",
+     .help = "one launch per sample, caches as the last launch left them, timed by the kernels' "
+             "own device time (CUPTI)",
+     .clock = "CUPTI kernel time",
+     .clock_legend = "the kernels' own time on the device from CUPTI, one launch, caches warm",
+     .kernel_legend = "every sample",
+     .batches_launches = false,
+     .flushes_l2 = false,
+     .timed_by_device = true,
+     .checks_every_sample = true,
+     .rotates_buffers = false,
+     .may_hold_l2 = true,
+     .checks_output_dependence = false},
 }};
 
 }  // namespace

@@ -10,9 +10,9 @@ namespace blaster {
 
 // How a sample is taken. Each mode is one row of traits below plus its sampler
 // (benchmarking/kernel_timer.cpp); everything else reads the traits.
-enum class timing_mode { hot, cold, graph };
+enum class timing_mode { hot, cold, graph, single };
 
-inline constexpr std::size_t timing_mode_count = 3;
+inline constexpr std::size_t timing_mode_count = 4;
 
 struct timing_mode_traits {
   timing_mode mode;

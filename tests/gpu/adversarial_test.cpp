@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/sanitizer_pass.hpp"
 #include "core/file_io.hpp"
@@ -105,41 +107,47 @@ TEST(AdversarialGpu, EveryCheatIsRejectedWithItsReasonAndHonestKernelsPass) {
   std::filesystem::remove_all(home);
 }
 
-// Cold mode poisons the outputs before every launch and checks every launch's output: a kernel
-// that skips its work when its outputs hold an answer finds poison every time, so it does the
-// baseline's work in every timed launch and gets the baseline's time, not a cheat's.
-TEST(AdversarialGpu, ColdModeGivesSkippingKernelsNothingToSkip) {
+// The modes that poison the outputs before every launch (cold, single) check every launch's
+// output: a kernel that skips its work when its outputs hold an answer finds poison every time,
+// so it does the baseline's work in every timed launch and gets the baseline's time, not a
+// cheat's.
+TEST(AdversarialGpu, ModesThatPoisonEveryLaunchGiveSkippingKernelsNothingToSkip) {
   BLASTER_REQUIRE_GPU();
-  const auto home = std::filesystem::temp_directory_path() /
-                    ("blaster-adversarial-cold-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
-  bench_options options;
-  options.root = source_dir;
-  options.task = "rmsnorm";
-  const auto folder = source_dir / "tests" / "adversarial";
-  options.candidates = {folder / "skips_written_output.cu", folder / "remembers_its_output.cu"};
-  options.timing.mode = timing_mode::cold;
-  options.mode_given = true;
-  options.timing.max_samples = 20;
-  options.worker_executable = BLASTER_BINARY;
-  options.command = "adversarial suite, cold";
-  bench_report report;
-  {
-    store records(home);
-    report = run_bench(options, records);
+  for (const auto& mode : timing_modes()) {
+    if (!mode.checks_every_sample) continue;
+    SCOPED_TRACE(mode.name);
+    const auto home = std::filesystem::temp_directory_path() /
+                      fmt::format("blaster-adversarial-{}-{}", mode.name, ::getpid());
+    std::filesystem::remove_all(home);
+    bench_options options;
+    options.root = source_dir;
+    options.task = "rmsnorm";
+    const auto folder = source_dir / "tests" / "adversarial";
+    options.candidates = {folder / "skips_written_output.cu", folder / "remembers_its_output.cu"};
+    options.timing.mode = mode.mode;
+    options.mode_given = true;
+    options.timing.max_samples = 20;
+    options.worker_executable = BLASTER_BINARY;
+    options.command = fmt::format("adversarial suite, {}", mode.name);
+    bench_report report;
+    {
+      store records(home);
+      report = run_bench(options, records);
+    }
+    ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+    ASSERT_EQ(report.results.size(), 3U);
+    ASSERT_EQ(report.results[0].status, "passed") << report.results[0].message;
+    const double baseline_us = *report.results[0].time_us;
+    for (const auto& r : report.results) {
+      ASSERT_EQ(r.status, "passed") << r.label << ": " << to_string(r.reason) << " " << r.message;
+      // The same loops as the baseline, run in full every time.
+      EXPECT_NEAR(*r.time_us / baseline_us, 1.0, 0.25) << r.label;
+      EXPECT_EQ(r.timing->source, "CUPTI kernel time") << r.label;
+      ASSERT_TRUE(r.floor);
+      EXPECT_EQ(r.floor->level, "dram");  // 268 MB of data, far beyond the L2
+    }
+    std::filesystem::remove_all(home);
   }
-  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
-  ASSERT_EQ(report.results.size(), 3U);
-  ASSERT_EQ(report.results[0].status, "passed") << report.results[0].message;
-  const double baseline_us = *report.results[0].time_us;
-  for (const auto& r : report.results) {
-    ASSERT_EQ(r.status, "passed") << r.label << ": " << to_string(r.reason) << " " << r.message;
-    // The same loops as the baseline, run in full every time.
-    EXPECT_NEAR(*r.time_us / baseline_us, 1.0, 0.25) << r.label;
-    ASSERT_TRUE(r.floor);
-    EXPECT_EQ(r.floor->level, "dram");
-  }
-  std::filesystem::remove_all(home);
 }
 
 // --sanitize finds what no output shows: a warp that reads its neighbour's shared memory with no

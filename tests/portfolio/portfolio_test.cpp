@@ -147,7 +147,7 @@ TEST_F(Portfolio, ABadSuiteNamesTheFileThePathAndTheFix) {
   EXPECT_NE(
       message(head +
               R"({"id": "1", "task": "relu", "cases": [{"case": "canonical", "mode": "warm"}]}]})")
-          .find("entries[0].cases[0].mode: must be hot, cold or graph"),
+          .find("entries[0].cases[0].mode: must be hot, cold, graph or single"),
       std::string::npos);
   EXPECT_NE(
       message(R"({"name": "b", "title": "t", "entries": [], "extra": 1})").find("unknown key"),

@@ -433,13 +433,13 @@ TEST_F(TaskSpecFile, LargeMustBeABoolean) {
 TEST_F(TaskSpecFile, TimingModeIsStoredAndOptional) {
   write(valid().dump());
   EXPECT_FALSE(load_task(dir_).timing_mode.has_value());
-  for (const char* mode : {"hot", "cold", "graph"}) {
+  for (const auto& mode : timing_modes()) {
     json j = valid();
-    j["timing"] = {{"mode", mode}};
+    j["timing"] = {{"mode", mode.name}};
     write(j.dump());
     const task_spec task = load_task(dir_);
-    ASSERT_TRUE(task.timing_mode.has_value()) << mode;
-    EXPECT_EQ(to_string(*task.timing_mode), mode);
+    ASSERT_TRUE(task.timing_mode.has_value()) << mode.name;
+    EXPECT_EQ(*task.timing_mode, mode.mode);
   }
 }
 
@@ -447,7 +447,7 @@ TEST_F(TaskSpecFile, TimingModeThatIsNotOne) {
   json j = valid();
   j["timing"] = {{"mode", "warm"}};
   write(j.dump());
-  refused({"timing.mode", "\"warm\"", "hot, cold or graph"});
+  refused({"timing.mode", "\"warm\"", "hot, cold, graph or single"});
 }
 
 TEST_F(TaskSpecFile, TimingWithAnUnknownKeyOrNoMode) {
