@@ -13,6 +13,8 @@ command_fn add_bench_command(CLI::App& app, const global_options& global);
 command_fn add_compile_command(CLI::App& app, const global_options& global);
 command_fn add_doctor_command(CLI::App& app, const global_options& global);
 command_fn add_portfolio_command(CLI::App& app, const global_options& global);
+// Two runs, variant by variant: cli/compare_command.cpp.
+command_fn add_compare_command(CLI::App& app, const global_options& global);
 
 // The store and its evidence: cli/runs_command.cpp and cli/evidence_commands.cpp.
 command_fn add_runs_command(CLI::App& app, const global_options& global);

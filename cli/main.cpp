@@ -39,14 +39,16 @@ int main(int argc, char** argv) {
       "  blaster bench --task rmsnorm    check and time them on the GPU\n"
       "  blaster runs / show RUN         what the store recorded\n"
       "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
+      "  blaster compare A B             two runs, variant by variant: FAST, SLOW, SAME\n"
       "  blaster portfolio --suite core10  a whole suite, as one evidence bundle\n\n"
       "A task is a folder tasks/<name>/ (task.json, init.cu, reference.cpp); candidates are .cu "
       "files in kernels/<name>/ that begin with a /* blaster {...} */ launch plan. See "
       "CONTRIBUTING.md.\n\n"
       "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
       "the file, line and fix); 3 a GPU is needed and there is none; 4 (verify) the evidence "
-      "bundle does not verify. With --json, a failing command prints {\"error\": {\"code\", "
-      "\"message\", \"file\", \"line\", \"hint\"}} on stdout.\n\n"
+      "bundle does not verify; (compare) 1 also when a variant got slower or was rejected. With "
+      "--json, a failing command prints {\"error\": {\"code\", \"message\", \"file\", \"line\", "
+      "\"hint\"}} on stdout.\n\n"
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
       "tasks/ and kernels/), CUDA_HOME (the toolkit whose headers NVRTC uses).");
   app.require_subcommand(1);
@@ -73,7 +75,8 @@ int main(int argc, char** argv) {
       add_doctor_command(app, global), add_runs_command(app, global),
       add_show_command(app, global),   add_history_command(app, global),
       add_export_command(app, global), add_verify_command(app, global),
-      add_keygen_command(app, global), add_portfolio_command(app, global)};
+      add_keygen_command(app, global), add_portfolio_command(app, global),
+      add_compare_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
