@@ -81,8 +81,7 @@ std::int64_t record_run(const fs::path& home, const run_spec& spec) {
   report.run_id =
       s.begin_run("blaster bench --task rmsnorm", report.task, json({{"name", spec.gpu}}).dump());
   report.home = home.string();
-  record_results(s, report.run_id, report);
-  record_evidence(s, report.run_id, task, report);
+  record_run(s, report.run_id, task, report);
   s.finish_run(report.run_id, "completed", s.cas().put(to_json(report).dump(1)));
   return report.run_id;
 }
