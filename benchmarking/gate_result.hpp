@@ -28,10 +28,10 @@ struct canary_hit {
 // An input, compared bit for bit with what was uploaded; the digest after is computed only when
 // it changed, and then the first changed element and the count are known.
 struct input_check {
-  std::string buffer;
-  std::string sha256_before;
-  std::string sha256_after;
-  std::optional<std::size_t> first_index;
+  std::string buffer{};
+  std::string sha256_before{};
+  std::string sha256_after{};
+  std::optional<std::size_t> first_index{};
   std::size_t differing_elements = 0;
 };
 
@@ -46,12 +46,12 @@ struct run_difference {
 // The worker's report of one check.
 struct check_evidence {
   std::size_t check = 0;  // its index in the run's checks
-  std::string case_name;
+  std::string case_name{};
   std::uint64_t seed = 0;
   int runs = 1;
-  std::vector<canary_hit> canaries;
-  std::vector<input_check> inputs;
-  std::optional<run_difference> nondeterministic;
+  std::vector<canary_hit> canaries{};
+  std::vector<input_check> inputs{};
+  std::optional<run_difference> nondeterministic{};
 };
 
 // One check's verdict and its evidence.

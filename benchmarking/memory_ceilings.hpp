@@ -29,10 +29,10 @@ struct bandwidth_ceiling {
 // between reading and writing), so a kernel is judged against the ceiling of its own mix of
 // bytes read and written; data that fits in the L2 has a ceiling of its own.
 struct memory_ceilings {
-  bandwidth_ceiling copy;   // DRAM, as many bytes read as written
-  bandwidth_ceiling read;   // DRAM, bytes read only
-  bandwidth_ceiling write;  // DRAM, bytes written only
-  bandwidth_ceiling l2;     // data resident in the L2: the best of a copy and a read there
+  bandwidth_ceiling copy{};   // DRAM, as many bytes read as written
+  bandwidth_ceiling read{};   // DRAM, bytes read only
+  bandwidth_ceiling write{};  // DRAM, bytes written only
+  bandwidth_ceiling l2{};     // data resident in the L2: the best of a copy and a read there
   // [bytes/s] the memory's clock times its bus width (the datasheet's number): no kernel moves
   // bytes through DRAM faster. 0 when the device does not say.
   double peak_bytes_per_second = 0.0;

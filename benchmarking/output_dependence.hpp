@@ -14,12 +14,12 @@ namespace blaster {
 // after the run's poison over the outputs themselves (poisoned), each timed alone on the device,
 // beside the hot samples' own device time per launch.
 struct poisoned_launches {
-  std::string source;                // "CUPTI kernel time" or "CUDA events"
-  std::vector<double> control_us;    // [microseconds] one per launch
-  std::vector<double> poisoned_us;   // [microseconds]
-  double hot_us = 0.0;               // [microseconds] per launch; 0 when CUPTI saw nothing
-  std::int64_t footprint_bytes = 0;  // [bytes] every buffer of one run of the plan
-  std::int64_t poisoned_bytes = 0;   // [bytes] what each poisoning (and control write) writes
+  std::string source{};               // "CUPTI kernel time" or "CUDA events"
+  std::vector<double> control_us{};   // [microseconds] one per launch
+  std::vector<double> poisoned_us{};  // [microseconds]
+  double hot_us = 0.0;                // [microseconds] per launch; 0 when CUPTI saw nothing
+  std::int64_t footprint_bytes = 0;   // [bytes] every buffer of one run of the plan
+  std::int64_t poisoned_bytes = 0;    // [bytes] what each poisoning (and control write) writes
   std::int64_t l2_bytes = 0;
 };
 

@@ -68,10 +68,10 @@ struct timing_checks {
   int spot_sample = -1;  // the sample checked; every sample: the first that failed, else -1
   bool spot_every_sample = false;
   int checked_samples = 0;
-  std::optional<stale_output> spot_stale;
-  std::optional<stale_output> final_stale;
-  std::optional<poisoned_launches> poisoned;
-  std::optional<stale_output> poisoned_stale;
+  std::optional<stale_output> spot_stale{};
+  std::optional<stale_output> final_stale{};
+  std::optional<poisoned_launches> poisoned{};
+  std::optional<stale_output> poisoned_stale{};
 };
 
 nlohmann::json to_json(const cupti_account& a);

@@ -9,11 +9,11 @@ namespace blaster {
 // JSON column, and the store's metric rows, come from these, so that a new quantity shows up
 // everywhere by being defined once.
 struct metric_info {
-  std::string_view tag;          // "time_us": the JSON and CSV key, the store's metric tag
-  std::string_view name;         // "time us": the header of tables and Markdown
-  std::string_view unit;         // "us", "%", "x", "GB/s", "MHz"; empty for counts and text
-  std::string_view description;  // one phrase: what it is, for legends and --help
-  std::string_view format;       // how a value shows, "{:.2f}"; empty for text
+  std::string_view tag{};          // "time_us": the JSON and CSV key, the store's metric tag
+  std::string_view name{};         // "time us": the header of tables and Markdown
+  std::string_view unit{};         // "us", "%", "x", "GB/s", "MHz"; empty for counts and text
+  std::string_view description{};  // one phrase: what it is, for legends and --help
+  std::string_view format{};       // how a value shows, "{:.2f}"; empty for text
 };
 
 // A metric as the store keeps it (metric_definitions), owning its text. `console`: a column of

@@ -18,11 +18,11 @@ struct table_column {
 };
 
 struct table_row {
-  std::vector<table_cell> cells;
+  std::vector<table_cell> cells{};
   // Text tables show this after the table's first `summary_after` cells instead of the others:
   // a rejection's reason where there are no numbers. Other formats put it in the last column.
-  std::string summary;
-  std::vector<std::string> details;  // lines under the row: evidence, per-kernel times
+  std::string summary{};
+  std::vector<std::string> details{};  // lines under the row: evidence, per-kernel times
 };
 
 // What a command prints as results: lines before the table, the table, notes after it. Every

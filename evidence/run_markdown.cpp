@@ -49,10 +49,6 @@ std::string text(const json& j) {
   return j.dump();
 }
 
-std::string number(const json& j, const char* format) {
-  return j.is_number() ? fmt::format(fmt::runtime(format), j.get<double>()) : "-";
-}
-
 std::string device_line(const json& records, const json& report) {
   const json& fingerprint = first_row(records, "device_fingerprints");
   json device = member(report, "device");

@@ -1,0 +1,281 @@
+// The result model: every type has one JSON form that reads back to itself, and the reports the
+// previous release wrote (the checked-in core10 bundle's) read into it.
+#include "benchmarking/bench_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "benchmarking/worker_result.hpp"
+#include "core/file_io.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+
+// The JSON form, read back and written again, is the same document (compared as text: a NaN
+// is null there, and unequal to itself as a number).
+template <typename T, typename Parse>
+void expect_round_trip(const T& value, Parse parse) {
+  const std::string once = to_json(value).dump();
+  EXPECT_EQ(to_json(parse(json::parse(once))).dump(), once);
+}
+
+cupti_account account() {
+  return {.runs = 52,
+          .kernel_us = 17.65,
+          .event_us = 103.8,
+          .kernels = {{.kernel = "_Z4stat", .count = 52, .us = 4.5},
+                      {.kernel = "_Z5apply", .count = 52, .us = 13.15}},
+          .matches_plan = true,
+          .error = ""};
+}
+
+timing_samples samples() {
+  timing_samples t;
+  t.mode = timing_mode::cold;
+  t.inner = 1;
+  t.buffer_copies = 3;
+  t.source = "CUPTI kernel time";
+  t.sample_us = {17.6, 17.7, 17.5};
+  t.event_us = {22.1, 22.4, 21.9};
+  t.median_us = 17.6;
+  t.noise = 0.004;
+  t.stopped_by = "converged";
+  t.taken = 4;
+  t.discarded_samples = 1;
+  t.mean_clock_mhz = 1979.5;
+  t.cupti = account();
+  return t;
+}
+
+stale_output stale() {
+  return {.buffer = "out", .buffer_copy = 2, .first_index = 17, .differing_elements = 4096};
+}
+
+poisoned_launches poisoned() {
+  return {.source = "CUPTI kernel time",
+          .control_us = {10.0, 10.1},
+          .poisoned_us = {10.2, 10.0},
+          .hot_us = 9.8,
+          .footprint_bytes = 1 << 20,
+          .poisoned_bytes = 1 << 19,
+          .l2_bytes = 60 << 20};
+}
+
+check_evidence evidence() {
+  return {.check = 3,
+          .case_name = "odd",
+          .seed = 0x0B1A57E5EED00002ULL,
+          .runs = 5,
+          .canaries = {{.buffer = "out", .byte_offset = -8, .bytes = 4096}},
+          .inputs = {{.buffer = "x", .sha256_before = "ab", .sha256_after = "ab"},
+                     {.buffer = "w",
+                      .sha256_before = "cd",
+                      .sha256_after = "ef",
+                      .first_index = 9,
+                      .differing_elements = 2}},
+          .nondeterministic = run_difference{
+              .buffer = "out", .run = 3, .first_index = 5, .differing_elements = 1}};
+}
+
+error_metrics metrics() {
+  error_metrics m;
+  m.buffer = "out";
+  m.elements = 3003;
+  m.mismatches = 2;
+  m.nonfinite = 1;
+  m.unwritten = 0;
+  m.max_abs = 0.25;
+  m.max_rel = 0.5;
+  m.p50 = 0.01;
+  m.p90 = 0.2;
+  m.p99 = 1.5;
+  m.p999 = INFINITY;  // a non-finite element counts as infinitely wrong
+  m.worst = {{.index = 17, .candidate = NAN, .reference = 1.25, .normalized_error = INFINITY},
+             {.index = 4, .candidate = 3.5, .reference = 1.25, .normalized_error = 2.1}};
+  return m;
+}
+
+verdict_result improved() {
+  return {.v = verdict::improved,
+          .speedup = {.low = 1.70, .high = 1.78, .point = 1.74},
+          .baseline_spread = 0.019,
+          .candidate_spread = 0.004,
+          .sessions = 5,
+          .every_session_faster = true,
+          .why = "Improved: over 5 sessions ..."};
+}
+
+variant_result variant() {
+  variant_result r;
+  r.candidate = "rmsnorm_vec_regs";
+  r.label = "rmsnorm_vec_regs[VEC=4,BLOCK=128]";
+  r.file = "kernels/rmsnorm/rmsnorm_vec_regs.cu";
+  r.params = {{"VEC", "4"}, {"BLOCK", "128"}};
+  r.status = "passed";
+  r.log = "ptxas info: Used 158 registers";
+  r.compile_ms = 1372.6;
+  r.resources = {{.lowered_name = "_Z4rows", .registers = 158, .barriers = 1, .stack_bytes = 0}};
+  r.source_sha256 = std::string(64, 'a');
+  r.sources_sha256 = std::string(64, 'b');
+  r.cubin_sha256 = std::string(64, 'c');
+  r.checks = {{.case_name = "odd",
+               .seed = 7,
+               .reason = reason_code::none,
+               .message = "",
+               .outputs = {metrics()},
+               .evidence = evidence()}};
+  sanitizer_report racecheck;
+  racecheck.tool = "racecheck";
+  racecheck.log = "===== 0 errors";
+  r.sanitizer = {racecheck};
+  r.gate_s = 1.2;
+  r.gate_profile = {{"context", 300.0}, {"run", 50.0}};
+  r.timing = samples();
+  r.poisoned = poisoned();
+  r.samples_sha256 = std::string(64, 'd');
+  r.timing_s = 2.5;
+  r.first_timing_s = 2.4;
+  r.timing_profile = {{"timing", 2000.0}};
+  r.session_medians_us = {70.1, 70.3, 70.2, 70.4, 70.0};
+  r.time_us = 70.2;
+  r.session_spread = 0.0057;
+  r.max_noise = 0.0042;
+  r.verdict = improved();
+  r.speedup = 1.74;
+  r.bandwidth_gbs = 3823.9;
+  r.copy_bandwidth_pct = 89.6;
+  r.flops_per_second = 3.8e12;
+  r.matrix_rate_pct = 0.6;
+  r.floor = roofline_floor{.level = "dram",
+                           .bytes = 268435456,
+                           .ceiling_bytes_per_second = 4.27e12,
+                           .floor_us = 62.9,
+                           .uncertainty = 0.01};
+  r.time_over_floor = 1.116;
+  r.profile = diagnostics{.diagnosis = "bandwidth-bound", .counters = {{"dram_read_bytes", 1e8}}};
+  return r;
+}
+
+bench_report report() {
+  bench_report r;
+  r.task = "rmsnorm";
+  r.title = "RMSNorm over dim 1";
+  r.timed_case = "canonical";
+  r.timed_shape = "B=16 C=64 H=256 W=256";
+  r.dtype = "f16";
+  r.roofline_bytes = 268435456;
+  r.roofline_read_bytes = 134217728;
+  r.roofline_write_bytes = 134217728;
+  r.roofline_mix_known = true;
+  r.footprint_bytes = 268435456;
+  r.arch = "sm_90a";
+  r.nvrtc = "13.0";
+  r.blaster_revision = "abc";
+  r.seed = 42;
+  r.seeds = {1, 2, 42};
+  r.warnings = {"a zero output passes there"};
+  r.deadline_s = 7.3;
+  r.timing.mode = timing_mode::hot;
+  r.gpu = true;
+  r.device = cuda::device_properties{.name = "NVIDIA H200", .uuid = "GPU-1", .compute_major = 9};
+  r.memory = memory_ceilings{.copy = {.bytes_per_second = 4.27e12, .config = "copy"},
+                             .peak_bytes_per_second = 4.81e12};
+  r.matrix = matrix_rate{.flops_per_second = 6.3e14, .time_us = 800.0, .config = "mma.sync"};
+  r.floors = launch_floors{};
+  r.floors->us[timing_mode::graph] = 0.51;
+  r.sessions = 5;
+  r.bootstrap_seed = 42;
+  r.aa_medians_us = {122.6, 122.5};
+  r.aa = aa_check{.ratio = 0.9974, .within = true, .bound = 0.01};
+  r.results = {variant()};
+  r.run_id = 11;
+  r.home = "/tmp/bh";
+  r.wall_ms = 32300.0;
+  return r;
+}
+
+TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
+  expect_round_trip(account(), cupti_account_from_json);
+  expect_round_trip(samples(), timing_samples_from_json);
+  expect_round_trip(stale(), stale_output_from_json);
+  expect_round_trip(timing_checks{.spot_sample = 3,
+                                  .checked_samples = 1,
+                                  .final_stale = stale(),
+                                  .poisoned = poisoned()},
+                    timing_checks_from_json);
+  expect_round_trip(evidence(), check_evidence_from_json);
+  expect_round_trip(metrics(), error_metrics_from_json);
+  expect_round_trip(variant().checks.front(), case_check_from_json);
+  expect_round_trip(improved(), verdict_result_from_json);
+  expect_round_trip(aa_check{.ratio = 1.0124, .within = false, .bound = 0.01}, aa_check_from_json);
+  expect_round_trip(*variant().floor, roofline_floor_from_json);
+  expect_round_trip(variant().resources.front(), kernel_resources_from_json);
+  expect_round_trip(variant().sanitizer.front(), sanitizer_report_from_json);
+  expect_round_trip(*variant().profile, diagnostics_from_json);
+  expect_round_trip(variant(), variant_result_from_json);
+  expect_round_trip(report(), bench_report_from_json);
+  expect_round_trip(device_probe{.device = *report().device,
+                                 .memory = *report().memory,
+                                 .matrix = *report().matrix,
+                                 .floors = *report().floors},
+                    device_probe_from_json);
+  worker_result answer;
+  answer.failure = worker_failure{.reason = reason_code::crash,
+                                  .message = "illegal address",
+                                  .check = 2,
+                                  .cuda_error = "CUDA_ERROR_ILLEGAL_ADDRESS"};
+  answer.checks = {evidence()};
+  answer.timing = timing_answer{.samples = samples(), .checks = {.poisoned_stale = stale()}};
+  answer.located = evidence();
+  expect_round_trip(answer, worker_result_from_json);
+}
+
+// One name per quantity: the model's JSON uses the names the tables and the store use.
+TEST(ResultModel, OneNamePerQuantity) {
+  const json v = to_json(report()).at("results").at(0);
+  EXPECT_TRUE(v.at("timing").contains("buffer_copies"));
+  EXPECT_TRUE(v.at("timing").contains("discarded_samples"));
+  EXPECT_FALSE(v.at("timing").contains("copies"));
+  EXPECT_FALSE(v.at("timing").contains("discarded"));
+  EXPECT_EQ(v.at("copy_bandwidth_pct"), 89.6);
+  EXPECT_FALSE(v.contains("roofline_pct"));  // the metric of that tag is the floor over the time
+  EXPECT_NEAR(v.at("metrics").at("roofline_pct").get<double>(), 100.0 / 1.116, 1e-9);
+  EXPECT_EQ(v.at("session_spread"), 0.0057);
+}
+
+// The checked-in bundle's run reports were written by the previous release: they read into the
+// model with the numbers its portfolio summary quotes.
+TEST(ResultModel, ThePreviousReleasesReportsReadIntoTheModel) {
+  const std::filesystem::path bundle =
+      std::filesystem::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1";
+  const json summary = json::parse(read_file(bundle / "results.json"));
+  std::size_t read = 0;
+  for (const auto& row : summary.at("rows")) {
+    const bench_report r = bench_report_from_json(
+        json::parse(read_file(bundle / row.at("run_bundle").get<std::string>() / "results.json")));
+    EXPECT_EQ(r.task, row.at("task"));
+    EXPECT_EQ(r.timed_case, row.at("case"));
+    EXPECT_EQ(to_string(r.timing.mode), row.at("mode").get<std::string>());
+    ASSERT_TRUE(r.memory) << r.task;
+    EXPECT_GT(r.memory->copy.bytes_per_second, 3e12) << r.task;
+    bool found = false;
+    for (const auto& v : r.results) {
+      if (row.at("best").is_null() || v.label != row.at("best").at("variant")) continue;
+      found = true;
+      EXPECT_EQ(*v.time_us, row.at("best").at("time_us").get<double>());
+      ASSERT_TRUE(v.timing);
+      EXPECT_EQ(v.timing->cupti.kernel_us, row.at("best").at("kernel_us").get<double>());
+      EXPECT_FALSE(v.timing->cupti.kernels.empty());
+    }
+    EXPECT_TRUE(found) << r.task << " " << r.timed_case;
+    ++read;
+  }
+  EXPECT_EQ(read, 19U);
+}
+
+}  // namespace
+}  // namespace blaster
