@@ -115,8 +115,8 @@ comparison_row compare_pair(const side_entry& a, const side_entry& b,
   const bool a_timed = usable(row.a_us);
   const bool b_timed = usable(row.b_us);
   if (a_timed && b_timed) {
-    row.ratio = ratio_of(*row.a_us, relative_uncertainty(*a.result), *row.b_us,
-                         relative_uncertainty(*b.result));
+    row.ratio = ratio_of(*row.a_us, relative_uncertainty(*a.result, a.run->report.aa), *row.b_us,
+                         relative_uncertainty(*b.result, b.run->report.aa));
     row.status = classify(*row.ratio, options.threshold);
   } else if (a_timed && b.result->status == "rejected") {
     row.status = comparison_status::rejected;
@@ -193,8 +193,9 @@ bool is_regression(comparison_status status) {
   return status == comparison_status::slow || status == comparison_status::rejected;
 }
 
-double relative_uncertainty(const variant_result& r) {
-  return std::max(r.max_noise, r.session_spread);
+double relative_uncertainty(const variant_result& r, const std::optional<aa_check>& aa) {
+  const double fresh_process = aa ? std::abs(aa->ratio - 1.0) : 0.0;
+  return std::max({r.max_noise, r.session_spread, fresh_process});
 }
 
 ratio_interval ratio_of(double a_us, double a_uncertainty, double b_us, double b_uncertainty) {

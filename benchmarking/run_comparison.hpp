@@ -23,8 +23,10 @@ struct loaded_run {
 // The statistics in words, for --help and the table's legend.
 inline constexpr std::string_view comparison_statistics =
     "Each side's time t is its median of session medians, with the relative uncertainty u = "
-    "max(noise, spread): the noisiest session's stddev over mean, or the spread of the session "
-    "medians (max/min - 1), whichever is larger; its interval is [t(1-u), t(1+u)]. The ratio "
+    "max(noise, spread, A/A): the noisiest session's stddev over mean, the spread of the session "
+    "medians (max/min - 1), or how far its run's A/A self-check (the baseline timed again in "
+    "fresh processes) lies from 1, whichever is largest; its interval is [t(1-u), t(1+u)]. The "
+    "ratio "
     "r = tB/tA has the interval [r(1-uB)/(1+uA), r(1+uB)/(1-uA)]. With the threshold tau: SLOW "
     "when the interval's low end is above 1 and r > 1+tau; FAST when its high end is below 1 and "
     "r < 1-tau; SAME when the whole interval lies within [1-tau, 1+tau]; INCONCLUSIVE otherwise.";
@@ -46,10 +48,11 @@ std::string_view to_string(comparison_status status);  // "FAST", "ONLY_A", ...
 // SLOW and REJECTED: what makes `blaster compare` exit with 1.
 bool is_regression(comparison_status status);
 
-// The relative uncertainty of a time: its noisiest session's stddev over mean, or the spread of
-// its session medians (max/min - 1), whichever is larger, so that a drift across sessions widens
-// the interval as much as the noise within one does.
-double relative_uncertainty(const variant_result& result);
+// The relative uncertainty of a time: its noisiest session's stddev over mean, the spread of its
+// session medians (max/min - 1), or |A/A - 1| of its run, whichever is largest. A drift across
+// sessions widens the interval as much as the noise within one does; and a run of one session
+// has no spread, but its A/A self-check shows how far a fresh process moves the same kernel.
+double relative_uncertainty(const variant_result& result, const std::optional<aa_check>& aa);
 
 // r = tB / tA with the interval [r (1 - uB) / (1 + uA), r (1 + uB) / (1 - uA)]: the least and
 // the most ratio that times within [t (1 - u), t (1 + u)] on each side allow. An uncertainty of

@@ -275,7 +275,7 @@ TEST_F(CompareCli, HelpSaysHowEachSideIsWrittenTheStatisticsAndTheExitCodes) {
   const auto r = run("compare --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* part :
-       {"DIR@12", "latest", "evidence bundle", "r = tB/tA", "max(noise, spread)",
+       {"DIR@12", "latest", "evidence bundle", "r = tB/tA", "max(noise, spread, A/A)",
         "--allow-mismatch", "MISMATCH", "Exit status: 0", "1 something is SLOW", "2 bad input"}) {
     EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
   }

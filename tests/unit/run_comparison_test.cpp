@@ -72,9 +72,13 @@ TEST(RunComparison, TheIntervalOfTheRatioIsTheOneDocumented) {
   EXPECT_DOUBLE_EQ(x.ratio, 2.0);
   EXPECT_DOUBLE_EQ(x.low, 2.0 * 0.98 / 1.01);
   EXPECT_DOUBLE_EQ(x.high, 2.0 * 1.02 / 0.99);
-  // The larger of the noise and the spread is a side's uncertainty.
-  EXPECT_DOUBLE_EQ(relative_uncertainty(timed("x", 1.0, 0.004, 0.03)), 0.03);
-  EXPECT_DOUBLE_EQ(relative_uncertainty(timed("x", 1.0, 0.04, 0.003)), 0.04);
+  // The largest of the noise, the spread and the run's A/A deviation is a side's uncertainty.
+  EXPECT_DOUBLE_EQ(relative_uncertainty(timed("x", 1.0, 0.004, 0.03), std::nullopt), 0.03);
+  EXPECT_DOUBLE_EQ(relative_uncertainty(timed("x", 1.0, 0.04, 0.003), std::nullopt), 0.04);
+  EXPECT_NEAR(relative_uncertainty(timed("x", 1.0, 0.004, 0.0), aa_check{.ratio = 0.9685}),
+              0.0315, 1e-12);
+  EXPECT_NEAR(relative_uncertainty(timed("x", 1.0, 0.004, 0.0), aa_check{.ratio = 1.02}), 0.02,
+              1e-12);
   // An uncertainty of 100% leaves the ratio unbounded above: nothing can be said.
   const ratio_interval wild = ratio_of(100.0, 1.0, 100.0, 0.0);
   EXPECT_TRUE(std::isinf(wild.high));
@@ -93,6 +97,23 @@ TEST(RunComparison, IdenticalRunsAreTheSameEverywhere) {
     EXPECT_TRUE(row.differences.empty());
   }
   EXPECT_FALSE(c.regressed());
+}
+
+// Two one-session runs of the same kernels on the H200: the baseline moved from 117.25 to
+// 121.20 us between the processes while each session's noise was under 0.3%. The first run's
+// A/A self-check (0.9685) had seen a fresh process move that far, so the pair is INCONCLUSIVE,
+// not a regression; without the A/A it would have read SLOW.
+TEST(RunComparison, AShiftTheRunsOwnAaCheckSawIsNoRegression) {
+  bench_report a = report_of({timed("init", 117.25, 0.0027, 0.0)});
+  const bench_report b = report_of({timed("init", 121.20, 0.0027, 0.0)});
+  const run_comparison blind = compare(a, b);
+  ASSERT_EQ(blind.rows.size(), 1U);
+  EXPECT_EQ(blind.rows[0].status, comparison_status::slow);
+  a.aa = aa_check{.ratio = 0.9685, .within = false, .bound = 0.01};
+  const run_comparison seen = compare(a, b);
+  ASSERT_EQ(seen.rows.size(), 1U);
+  EXPECT_EQ(seen.rows[0].status, comparison_status::inconclusive);
+  EXPECT_FALSE(seen.regressed());
 }
 
 TEST(RunComparison, TwiceAsSlowIsSlowAndARegression) {
