@@ -185,8 +185,11 @@ result_table bench_table(const bench_report& report, bool console) {
     row.cells.emplace_back(r.status);
     if (r.status == "passed") {
       for (const variant_metric* m : shown) {
-        const auto v = m->value(report, r);
-        row.cells.push_back(v ? table_cell(*v) : table_cell());
+        if (const auto v = m->value(report, r)) {
+          row.cells.emplace_back(*v);
+        } else {
+          row.cells.emplace_back(std::monostate{});
+        }
       }
       row.cells.emplace_back(verdict_text(r));
       const cupti_account& cupti = r.timing->cupti;

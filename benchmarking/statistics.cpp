@@ -82,6 +82,13 @@ double max(std::span<const double> values) {
   return *std::max_element(values.begin(), values.end());
 }
 
+double geometric_mean(std::span<const double> values) {
+  if (values.empty()) return std::nan("");
+  double log_sum = 0.0;
+  for (const double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
 double spread(std::span<const double> values) {
   if (values.empty()) return 0.0;
   const double smallest = min(values);

@@ -25,6 +25,9 @@ double relative_noise(std::span<const double> values);
 double min(std::span<const double> values);
 double max(std::span<const double> values);
 
+// exp(mean(log x)): the mean of ratios such as speedups. NaN for no values.
+double geometric_mean(std::span<const double> values);
+
 // max / min - 1: how far the largest value lies above the smallest, as a fraction (0.05 is 5%).
 // Throws input_error where the smallest value is not positive, as the ratio then means nothing.
 double spread(std::span<const double> values);

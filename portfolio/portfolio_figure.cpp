@@ -5,334 +5,19 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "benchmarking/statistics.hpp"
+#include "portfolio/detail/figure_cases.hpp"
+#include "portfolio/detail/svg_text.hpp"
 #include "portfolio/portfolio_report.hpp"
 
 namespace blaster {
-namespace {
 
 using json = nlohmann::json;
-
-// Layout [px].
-constexpr double margin_px = 12;       // canvas edge to the panels
-constexpr double panel_gap_px = 24;    // between panels side by side
-constexpr double slack_px = 6;         // between a panel's text and its bounds
-constexpr double row_px = 30;          // one case
-constexpr double bar_px = 14;          // a bar's height
-constexpr double ratio_plot_px = 360;  // the log axis's length
-constexpr double limit_plot_px = 260;  // the roofline axis's length
-constexpr double label_gap_px = 5;     // between a bar (or whisker) and its label
-constexpr double body_font_px = 12;    // the root's font-size
-constexpr double small_font_px = 11;
-constexpr double title_font_px = 14;
-
-constexpr const char* pytorch_fill = "#4a7ebb";
-constexpr const char* baseline_fill = "#e69138";
-constexpr const char* roofline_fill = "#6aa84f";
-constexpr const char* muted_fill = "#555555";
-
-// Advance widths of DejaVu Sans (the sans-serif of most Linux renderers, and wider than Arial
-// or Helvetica) in em, ASCII ' ' to '~'. Labels are placed by this estimate, so it errs wide.
-constexpr double ascii_advance_em[95] = {
-    0.318, 0.400, 0.460, 0.837, 0.636, 0.950, 0.780, 0.274, 0.390, 0.390, 0.500, 0.837,
-    0.317, 0.360, 0.317, 0.336, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636, 0.636,
-    0.636, 0.636, 0.336, 0.336, 0.837, 0.837, 0.837, 0.531, 1.000, 0.712, 0.686, 0.698,
-    0.770, 0.632, 0.575, 0.774, 0.752, 0.295, 0.295, 0.656, 0.557, 0.863, 0.748, 0.787,
-    0.603, 0.787, 0.695, 0.635, 0.593, 0.732, 0.684, 0.989, 0.685, 0.610, 0.685, 0.390,
-    0.336, 0.390, 0.837, 0.500, 0.500, 0.613, 0.635, 0.550, 0.635, 0.615, 0.352, 0.635,
-    0.634, 0.278, 0.278, 0.579, 0.278, 0.974, 0.634, 0.612, 0.635, 0.635, 0.394, 0.521,
-    0.392, 0.634, 0.592, 0.817, 0.592, 0.592, 0.524, 0.636, 0.336, 0.636, 0.837};
-
-// [px]; a code point beyond ASCII counts as a full em. Bold DejaVu Sans runs about 10% wider.
-double text_width_px(std::string_view text, double font_px, bool bold) {
-  double em = 0;
-  for (const char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      em += ascii_advance_em[c - 0x20];
-    } else if ((c & 0xc0) != 0x80) {  // the lead byte of a UTF-8 sequence
-      em += 1.0;
-    }
-  }
-  return em * font_px * (bold ? 1.15 : 1.0) * 1.04;
-}
-
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::optional<double> positive(const json& j, const std::string& key) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
-  const double v = j[key].get<double>();
-  return std::isfinite(v) && v > 0 ? std::optional(v) : std::nullopt;
-}
-
-// Three significant digits: 124x, 52.8x, 1.08x, 0.916x, 0.05x.
-std::string times(double v) {
-  if (v >= 100) return fmt::format("{:.0f}x", v);
-  if (v >= 10) return fmt::format("{:.1f}x", v);
-  if (v >= 1) return fmt::format("{:.2f}x", v);
-  if (v >= 0.1) return fmt::format("{:.3f}x", v);
-  return fmt::format("{:.3g}x", v);
-}
-
-double geometric_mean(const std::vector<double>& values) {
-  double log_sum = 0;
-  for (const double v : values) log_sum += std::log(v);
-  return std::exp(log_sum / static_cast<double>(values.size()));
-}
-
-enum class anchor { start, middle, end };
-
-struct text_item {
-  text_item(double x_px, double y_px, std::string words, anchor a = anchor::start,
-            double size_px = body_font_px, const char* colour = nullptr, std::string name = {},
-            bool heavy = false)
-      : x(x_px),
-        y(y_px),
-        text(std::move(words)),
-        align(a),
-        font_px(size_px),
-        fill(colour),
-        id(std::move(name)),
-        bold(heavy) {}
-
-  double x;  // [px] from the left end of its panel's plot; element() adds where that lies
-  double y;  // [px] the baseline
-  std::string text;
-  anchor align;
-  double font_px;
-  const char* fill;  // none: the root's
-  std::string id;
-  bool bold;
-
-  [[nodiscard]] double width_px() const { return text_width_px(text, font_px, bold); }
-  [[nodiscard]] double left_px() const {
-    return align == anchor::start    ? x
-           : align == anchor::middle ? x - width_px() / 2
-                                     : x - width_px();
-  }
-  [[nodiscard]] double right_px() const { return left_px() + width_px(); }
-  // A white ground under a label, so that a grid line or a marker does not strike through it.
-  [[nodiscard]] std::string backing(double dx) const {
-    return fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"white\"/>\n",
-        left_px() + dx - 1, y - 0.85 * font_px, width_px() + 2, 1.1 * font_px);
-  }
-  [[nodiscard]] std::string element(double dx) const {
-    std::string attributes = fmt::format("x=\"{:.1f}\" y=\"{:.1f}\"", x + dx, y);
-    if (!id.empty()) attributes += fmt::format(" id=\"{}\"", id);
-    if (align == anchor::middle) attributes += " text-anchor=\"middle\"";
-    if (align == anchor::end) attributes += " text-anchor=\"end\"";
-    if (font_px != body_font_px) attributes += fmt::format(" font-size=\"{}\"", font_px);
-    if (bold) attributes += " font-weight=\"bold\"";
-    if (fill != nullptr) attributes += fmt::format(" fill=\"{}\"", fill);
-    return fmt::format("<text {}>{}</text>\n", attributes, escaped(text));
-  }
-};
-
-// What the figure shows of one row of the summary.
-struct case_view {
-  std::string name;  // "004 matvec canonical (hot)"
-  std::string variant;
-  bool passed = false;
-  // The faster PyTorch method's time over blaster's best, or where the case has no PyTorch time
-  // the speedup over the baseline; the speedup's interval scaled alike.
-  std::optional<double> ratio, ratio_low, ratio_high;
-  bool against_pytorch = false;
-  std::string ratio_label;             // "1.08x vs compile"
-  std::optional<double> roofline_pct;  // bandwidth-bound cases only
-  std::string limit_label;             // "96.3%", "2.14x the empty kernel"
-  bool launch_bound = false;
-};
-
-case_view view_of(const json& row, const json& launch_floors) {
-  case_view c;
-  const std::string mode = row.value("mode", "");
-  c.name = fmt::format("{} {} {} ({})", row.value("id", ""), row.value("task", ""),
-                       row.value("case", ""), mode);
-  const json best = row.value("best", json());
-  if (!best.is_object()) return c;
-  c.passed = true;
-  c.variant = best.value("variant", "");
-  const std::optional<double> speedup = positive(best, "speedup");
-  std::string method;
-  if (row.contains("pytorch") && row["pytorch"].is_object()) {
-    for (const char* m : {"eager", "compile"}) {
-      const std::optional<double> r = positive(row["pytorch"].value(m, json()), "ratio");
-      if (r && (!c.ratio || *r < *c.ratio)) {  // the smaller ratio: the faster PyTorch time
-        c.ratio = r;
-        method = m;
-      }
-    }
-  }
-  c.against_pytorch = c.ratio.has_value();
-  if (!c.ratio) c.ratio = speedup;
-  if (c.ratio) {
-    c.ratio_label =
-        fmt::format("{} vs {}", times(*c.ratio), c.against_pytorch ? method : "baseline");
-    const std::optional<double> low = positive(best, "speedup_low");
-    const std::optional<double> high = positive(best, "speedup_high");
-    if (speedup && low && high && *low <= *high) {
-      c.ratio_low = *c.ratio * *low / *speedup;
-      c.ratio_high = *c.ratio * *high / *speedup;
-    }
-  } else {
-    c.ratio_label = "no speedup";
-  }
-  // A launch-bound case is held against the empty kernel: its bytes over the time would say
-  // how little it moves, not how near it is to its limit.
-  c.launch_bound = mode == "graph" || best.value("launch_bound", false);
-  if (c.launch_bound) {
-    std::optional<double> over = positive(row, "over_launch_floor");
-    const std::optional<double> floor_us = positive(launch_floors, mode + "_us");
-    const std::optional<double> time_us = positive(best, "time_us");
-    if (!over && floor_us && time_us) over = *time_us / *floor_us;
-    c.limit_label = over ? fmt::format("{:.2f}x the empty kernel", *over) : "launch-bound";
-    return c;
-  }
-  if (const auto over_floor = positive(best, "time_over_floor")) {
-    c.roofline_pct = 100.0 / *over_floor;
-  } else {
-    c.roofline_pct = positive(best, "copy_bandwidth_pct");
-  }
-  c.limit_label = c.roofline_pct ? fmt::format("{:.1f}%", *c.roofline_pct) : "no roofline";
-  return c;
-}
-
-// Where a panel's plot area lies once its labels are measured: pads on either side hold every
-// label that runs past the plot's ends.
-struct panel_box {
-  double x = 0;       // [px] on the canvas
-  double plot_x = 0;  // [px] the plot's left end
-  double width = 0;
-};
-
-panel_box fit(double x, double plot_px, const std::vector<text_item>& plot_texts,
-              double header_px) {
-  double left = 0;
-  double right = plot_px;
-  for (const auto& t : plot_texts) {
-    left = std::min(left, t.left_px());
-    right = std::max(right, t.right_px());
-  }
-  const double pad_left = slack_px - left;
-  panel_box box{x, x + pad_left, pad_left + right + slack_px};
-  box.width = std::max(box.width, header_px + 2 * slack_px);
-  return box;
-}
-
-std::string open_panel(const char* id, double x, double y, double width, double height) {
-  return fmt::format(
-      "<g class=\"panel\" id=\"{}\">\n<rect class=\"bounds\" x=\"{:.1f}\" y=\"{:.1f}\" "
-      "width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\"/>\n",
-      id, x, y, width, height);
-}
-
-std::string vertical_line(double x, double y1, double y2, const char* stroke,
-                          const char* extra = "") {
-  return fmt::format(
-      "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\"{4}/>\n", x,
-      y1, y2, stroke, extra);
-}
-
-struct log_axis {
-  double low_log10 = -1;
-  double high_log10 = 1;
-  [[nodiscard]] double x(double v) const {
-    return ratio_plot_px * (std::log10(v) - low_log10) / (high_log10 - low_log10);
-  }
-};
-
-// Spans every ratio and whisker and 1.0, with a margin.
-log_axis span_of(const std::vector<case_view>& cases) {
-  double low = 1;
-  double high = 1;
-  for (const auto& c : cases) {
-    if (!c.ratio) continue;
-    low = std::min({low, *c.ratio, c.ratio_low.value_or(*c.ratio)});
-    high = std::max({high, *c.ratio, c.ratio_high.value_or(*c.ratio)});
-  }
-  const double a = std::log10(low);
-  const double b = std::log10(high);
-  const double margin = std::max(0.06 * (b - a), 0.05);
-  return {a - margin, b + margin};
-}
-
-// Ticks at the powers of ten, at 1, 2 and 5, or finer, as the span allows, kept where their labels
-// do not collide, outward from 1x.
-std::vector<text_item> log_ticks(const log_axis& axis, double baseline_y) {
-  const double decades = axis.high_log10 - axis.low_log10;
-  const std::vector<double> mantissas = decades > 3 ? std::vector<double>{1}
-                                        : decades > 1
-                                            ? std::vector<double>{1, 2, 5}
-                                            : std::vector<double>{1, 1.5, 2, 3, 4, 5, 6, 8};
-  std::vector<text_item> all;
-  for (int k = static_cast<int>(std::floor(axis.low_log10));
-       k <= static_cast<int>(std::ceil(axis.high_log10)); ++k) {
-    for (const double m : mantissas) {
-      const double t = m * std::pow(10.0, k);
-      const double l = std::log10(t);
-      if (l < axis.low_log10 || l > axis.high_log10) continue;
-      all.push_back(
-          {axis.x(t), baseline_y, fmt::format("{:g}x", t), anchor::middle, small_font_px});
-    }
-  }
-  const auto one =
-      std::find_if(all.begin(), all.end(), [](const text_item& t) { return t.text == "1x"; });
-  std::vector<text_item> kept;
-  if (one == all.end()) return kept;
-  kept.push_back(*one);
-  for (auto it = one + 1, last = one; it != all.end(); ++it) {
-    if (it->left_px() >= last->right_px() + 8) kept.push_back(*(last = it));
-  }
-  for (auto it = std::make_reverse_iterator(one), last = std::make_reverse_iterator(one + 1);
-       it != all.rend(); ++it) {
-    if (it->right_px() + 8 <= last->left_px()) kept.push_back(*(last = it));
-  }
-  return kept;
-}
-
-// 0 to past the largest percentage (at least 100%), in steps of 10, 20, 25, 50, 100, ...
-std::pair<double, double> roofline_span(const std::vector<case_view>& cases) {
-  double top = 100;
-  for (const auto& c : cases) top = std::max(top, c.roofline_pct.value_or(0));
-  top *= 1.06;
-  double step = 10;
-  for (double scale = 1; top / step > 6; scale *= 10) {
-    for (const double s : {10.0, 20.0, 25.0, 50.0}) {
-      step = s * scale;
-      if (top / step <= 6) break;
-    }
-  }
-  return {std::ceil(top / step) * step, step};
-}
-
-}  // namespace
+using namespace detail;
 
 std::string render_portfolio_svg(const json& summary) {
   std::vector<case_view> cases;
@@ -525,7 +210,7 @@ std::string render_portfolio_svg(const json& summary) {
   // Ratio panel: grid at the ticks, the bars, whiskers, the 1.0x line, labels.
   svg += open_panel("ratio", ratio_box.x, panels_top, ratio_box.width, panel_height);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", ratio_box.x + slack_px,
-                     header_y, escaped(ratio_header));
+                     header_y, xml_escaped(ratio_header));
   const double rx = ratio_box.plot_x;
   for (const auto& t : ratio_ticks) {
     svg += vertical_line(rx + t.x, plot_top, plot_bottom, "#e3e3e3");
@@ -568,7 +253,7 @@ std::string render_portfolio_svg(const json& summary) {
   // Limit panel: the roofline axis, its bars, the 100% line and the goal, the labels.
   svg += open_panel("limit", limit_box.x, panels_top, limit_box.width, panel_height);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", limit_box.x + slack_px,
-                     header_y, escaped(limit_header));
+                     header_y, xml_escaped(limit_header));
   const double lx = limit_box.plot_x;
   for (double pct = 0; pct <= roofline_top_pct + 1e-9; pct += roofline_step_pct) {
     svg += vertical_line(lx + roofline_x(pct), plot_top, plot_bottom, "#e3e3e3");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "benchmarking/bench_report.hpp"
+#include "benchmarking/statistics.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/evidence_bundle.hpp"
@@ -72,13 +73,6 @@ json pytorch_times(const json& pytorch, const std::string& task, const std::stri
     }
   }
   return out;
-}
-
-double geometric_mean(const std::vector<double>& values) {
-  if (values.empty()) return std::nan("");
-  double log_sum = 0.0;
-  for (double v : values) log_sum += std::log(v);
-  return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
 std::string fixed(const json& j, const char* key, const char* format) {

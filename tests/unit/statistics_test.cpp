@@ -61,6 +61,15 @@ TEST(Statistics, MinMaxAndSpread) {
   EXPECT_EQ(spread({}), 0.0);
 }
 
+TEST(Statistics, GeometricMeanOfRatios) {
+  // A 2x gain and a 2x loss cancel; the arithmetic mean (1.25) would call that a gain.
+  const std::vector<double> ratios = {2.0, 0.5};
+  EXPECT_NEAR(geometric_mean(ratios), 1.0, 1e-15);
+  const std::vector<double> three = {1.0, 8.0, 27.0};
+  EXPECT_NEAR(geometric_mean(three), 6.0, 1e-12);
+  EXPECT_TRUE(std::isnan(geometric_mean({})));
+}
+
 TEST(Statistics, SpreadNeedsPositiveValues) {
   const std::vector<double> with_zero = {0.0, 1.0};
   const std::vector<double> negative = {-1.0, 1.0};
