@@ -31,6 +31,7 @@ std::vector<stall_share> stall_shares(const std::map<std::string, double>& count
     const std::string_view reason =
         n.substr(counter::stall_prefix.size(),
                  n.size() - counter::stall_prefix.size() - counter::stall_suffix.size());
+    if (reason == "selected") continue;  // the warp issuing: a state, not a stall
     shares.push_back({std::string(reason), v});
     total += v;
   }
