@@ -26,10 +26,10 @@ inline constexpr std::string_view comparison_statistics =
     "max(noise, spread, A/A): the noisiest session's stddev over mean, the spread of the session "
     "medians (max/min - 1), or how far its run's A/A self-check (the baseline timed again in "
     "fresh processes) lies from 1, whichever is largest; its interval is [t(1-u), t(1+u)]. The "
-    "ratio "
-    "r = tB/tA has the interval [r(1-uB)/(1+uA), r(1+uB)/(1-uA)]. With the threshold tau: SLOW "
-    "when the interval's low end is above 1 and r > 1+tau; FAST when its high end is below 1 and "
-    "r < 1-tau; SAME when the whole interval lies within [1-tau, 1+tau]; INCONCLUSIVE otherwise.";
+    "ratio r = tB/tA has the interval [r(1-uB)/(1+uA), r(1+uB)/(1-uA)]. With the threshold tau: "
+    "SLOW when the interval's low end is above 1 and r > 1+tau; FAST when its high end is below 1 "
+    "and r < 1-tau; SAME when the whole interval lies within [1-tau, 1+tau]; INCONCLUSIVE "
+    "otherwise.";
 
 enum class comparison_status {
   fast,          // B is faster: the whole interval of the ratio lies below 1, beyond the threshold

@@ -46,7 +46,8 @@ struct counter_diagnosis {
   double memory_pct = 0;   // the busier of DRAM and L2 [% of peak]
   double compute_pct = 0;  // the busier of the SM and its tensor pipe [% of peak]
   // DRAM bytes over the task's minimal bytes, each way: a kernel that reads its input twice
-  // reads 2x; where the task has no bytes that way (or the counter is missing), none.
+  // reads up to 2x (less what the L2 still holds of the first read); where the task has no
+  // bytes that way (or the counter is missing), none.
   std::optional<double> read_over_minimal;
   std::optional<double> written_over_minimal;
   std::vector<stall_share> top_stalls;  // the two largest, largest first
