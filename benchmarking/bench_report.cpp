@@ -43,11 +43,22 @@ json optional_json(const std::optional<T>& v) {
 
 }  // namespace
 
-json to_json(const diagnostics& d) { return {{"diagnosis", d.diagnosis}, {"counters", d.counters}}; }
+json to_json(const diagnostics& d) {
+  json j{{"counters", to_json(d.counters)}, {"diagnosis", optional_json(d.diagnosis)}};
+  if (!d.ncu_report_sha256.empty()) j["ncu_report_sha256"] = d.ncu_report_sha256;
+  if (d.ncu) j["ncu"] = to_json(*d.ncu);
+  if (!d.ncu_unavailable.empty()) j["ncu_unavailable"] = d.ncu_unavailable;
+  return j;
+}
 
 diagnostics diagnostics_from_json(const json& j) {
-  return {.diagnosis = j.at("diagnosis").get<std::string>(),
-          .counters = j.at("counters").get<std::map<std::string, double>>()};
+  diagnostics d;
+  d.counters = counter_profile_from_json(j.at("counters"));
+  d.diagnosis = optional_at<counter_diagnosis>(j, "diagnosis", counter_diagnosis_from_json);
+  d.ncu_report_sha256 = j.value("ncu_report_sha256", std::string());
+  d.ncu = optional_at<counter_profile>(j, "ncu", counter_profile_from_json);
+  d.ncu_unavailable = j.value("ncu_unavailable", std::string());
+  return d;
 }
 
 json to_json(const variant_result& r) {

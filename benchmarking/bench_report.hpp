@@ -25,15 +25,23 @@
 #include "benchmarking/timing_result.hpp"
 #include "benchmarking/verdict.hpp"
 #include "core/cuda_context.hpp"
+#include "profiling/counter_profile.hpp"
+#include "profiling/diagnosis.hpp"
 #include "profiling/resource_report.hpp"
 
 namespace blaster {
 
 // What hardware counters say about a variant: diagnostics beside its measurement, never used to
-// rank it. Counters are keyed by their metric's tag.
+// rank it or judge it.
 struct diagnostics {
-  std::string diagnosis;  // one line: bandwidth-, latency-, compute- or launch-bound, and why
-  std::map<std::string, double> counters;
+  counter_profile counters;  // CUPTI's, kernel by kernel
+  // Bandwidth-, latency-, compute- or launch-bound, and why; none where no counters came.
+  std::optional<counter_diagnosis> diagnosis;
+  // With --ncu: Nsight Compute's report of the same kernels on the same case, in the CAS, and
+  // the counters it holds; or why there is none.
+  std::string ncu_report_sha256;
+  std::optional<counter_profile> ncu;
+  std::string ncu_unavailable;
 };
 
 // Everything blaster learned about one variant of one candidate.

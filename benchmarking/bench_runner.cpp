@@ -14,6 +14,7 @@
 
 #include "benchmarking/compile_stage.hpp"
 #include "benchmarking/correctness_gate.hpp"
+#include "benchmarking/counter_stage.hpp"
 #include "benchmarking/run_record.hpp"
 #include "benchmarking/statistics.hpp"
 #include "core/compile_cache.hpp"
@@ -116,7 +117,7 @@ milliseconds deadline_after(double needed_s) {
 // drift over a run falls on baseline and candidates alike, and the baseline timed a second
 // time at the session's other end for the A/A self-check.
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
-             const worker_launcher& launcher, bench_report& report,
+             const worker_launcher& launcher, store& records, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable) {
   report.seeds = gate_seeds(report.seed);
   spdlog::info("computing inputs and float64 references for the gate");
@@ -170,6 +171,33 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       }
     }
     if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
+  }
+
+  // The counters of every variant that passed, in workers of their own: after its timing, so
+  // that they never share a process with a timed sample.
+  auto profile_survivors = [&](const char* after) {
+    std::optional<std::filesystem::path> ncu;
+    if (options.ncu) {
+      ncu = find_ncu();
+      if (!ncu) spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
+    }
+    for (const auto& [index, request] : survivors) {
+      variant_result& r = report.results[index];
+      if (r.status == "rejected") continue;
+      spdlog::info("{}: counters{}", r.label, after);
+      r.profile = profile_variant(data, request, launcher, deadline.value_or(first_deadline), ncu,
+                                  records.cas());
+      if (options.ncu && !ncu) r.profile->ncu_unavailable = "Nsight Compute (ncu) is not installed";
+    }
+  };
+  if (options.profile_only) {
+    profile_survivors("");
+    for (const auto& [index, request] : survivors) {
+      variant_result& r = report.results[index];
+      if (r.status != "rejected") r.status = "profiled";
+    }
+    report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
+    return;
   }
 
   // -1 stands for the baseline's second measurement, the A/A check.
@@ -230,6 +258,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
     variant_result& r = report.results[index];
     if (r.status != "rejected" && !r.session_medians_us.empty()) r.status = "passed";
   }
+  if (options.profile) profile_survivors(" (after its timing)");
   report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
 }
 
@@ -299,6 +328,8 @@ void summarize(store& records, const bench_options& options, bench_report& repor
       }
     }
   }
+  // The counters against the time: after it is known.
+  for (auto& r : report.results) diagnose_variant(report, r);
 }
 
 std::filesystem::path this_executable() {
@@ -405,7 +436,7 @@ bench_report run_bench(const bench_options& given, store& records) {
       }
     }
     if (report.gpu) {
-      measure(options, task, reference, launcher, report, compiled.runnable);
+      measure(options, task, reference, launcher, records, report, compiled.runnable);
       summarize(records, options, report);
     }
   } catch (...) {

@@ -25,7 +25,8 @@ std::vector<buffer_slot> slots_from(const nlohmann::json& j) {
 
 worker_phase phase_from(std::string_view name) {
   for (worker_phase p :
-       {worker_phase::probe, worker_phase::gate, worker_phase::time, worker_phase::locate}) {
+       {worker_phase::probe, worker_phase::gate, worker_phase::time, worker_phase::locate,
+        worker_phase::profile}) {
     if (to_string(p) == name) return p;
   }
   BLASTER_THROW("unknown worker phase \"{}\"", name);
@@ -43,6 +44,8 @@ std::string_view to_string(worker_phase phase) {
       return "time";
     case worker_phase::locate:
       return "locate";
+    case worker_phase::profile:
+      return "profile";
   }
   return "?";
 }
@@ -196,6 +199,7 @@ nlohmann::json to_json(const worker_request& r) {
           {"timed_check", r.timed_check},
           {"timing", to_json(r.timing)},
           {"spot_seed", r.spot_seed},
+          {"wrapped_profiler", r.wrapped_profiler},
           {"compile",
            {{"timeout_ms", r.compile.timeout.count()},
             {"memory_bytes", r.compile.memory_bytes},
@@ -231,6 +235,7 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   r.timed_check = j.at("timed_check").get<std::size_t>();
   r.timing = timing_options_from_json(j.at("timing"));
   r.spot_seed = j.at("spot_seed").get<std::uint64_t>();
+  r.wrapped_profiler = j.value("wrapped_profiler", false);
   const nlohmann::json& compile = j.at("compile");
   r.compile.timeout = std::chrono::milliseconds(compile.at("timeout_ms").get<std::int64_t>());
   r.compile.memory_bytes = compile.at("memory_bytes").get<std::uint64_t>();

@@ -45,6 +45,7 @@ enum class worker_phase {
   gate,    // every check, outputs into the outputs file
   time,    // the timing of one check's inputs, and the stale-output checks
   locate,  // one check again, its guards mapped: where a fault of the gate wrote
+  profile,  // the hardware counters of one check's inputs, kernel by kernel, replayed
 };
 
 struct worker_request {
@@ -69,9 +70,12 @@ struct worker_request {
   // [bytes] unmapped address space on each side of every buffer's canaries; the locate phase
   // maps it as canaries instead.
   std::size_t guard_bytes = std::size_t{64} << 20U;
-  std::size_t timed_check = 0;  // time and locate phases: the check whose inputs they use
+  std::size_t timed_check = 0;  // time, locate, profile: the check whose inputs they use
   timing_options timing;
   std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
+  // Profile phase: a profiler around the worker (Nsight Compute) counts, and replays, the plan's
+  // kernels itself; the worker runs the plan once, on restored inputs and poisoned outputs.
+  bool wrapped_profiler = false;
   // The parent's limits: the worker reloads the variant under the same ones, so that a limit a
   // flag raised does not reject there what the parent accepted.
   compile_limits compile;

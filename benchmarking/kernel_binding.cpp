@@ -298,30 +298,33 @@ launch_sequence::launch_sequence(const resolved_plan& plan, const cuda::module& 
 }
 
 void launch_sequence::enqueue(CUstream stream) const {
+  for (std::size_t i = 0; i < launches_.size(); ++i) enqueue(stream, i);
+}
+
+void launch_sequence::enqueue(CUstream stream, std::size_t launch) const {
   const cuda::driver_api& api = cuda::driver();
-  for (const auto& b : launches_) {
-    if (attributes_.empty()) {
-      cuda::check(api.cuLaunchKernel(b.function, b.grid[0], b.grid[1], b.grid[2], b.block[0],
-                                     b.block[1], b.block[2], b.shared_bytes, stream,
-                                     const_cast<void**>(b.pointers.data()), nullptr),
-                  fmt::format("launching {}", b.kernel));
-      continue;
-    }
-    CUlaunchConfig config{};
-    config.gridDimX = b.grid[0];
-    config.gridDimY = b.grid[1];
-    config.gridDimZ = b.grid[2];
-    config.blockDimX = b.block[0];
-    config.blockDimY = b.block[1];
-    config.blockDimZ = b.block[2];
-    config.sharedMemBytes = b.shared_bytes;
-    config.hStream = stream;
-    config.attrs = const_cast<CUlaunchAttribute*>(attributes_.data());
-    config.numAttrs = static_cast<unsigned>(attributes_.size());
-    cuda::check(
-        api.cuLaunchKernelEx(&config, b.function, const_cast<void**>(b.pointers.data()), nullptr),
-        fmt::format("launching {}", b.kernel));
+  const bound& b = launches_.at(launch);
+  if (attributes_.empty()) {
+    cuda::check(api.cuLaunchKernel(b.function, b.grid[0], b.grid[1], b.grid[2], b.block[0],
+                                   b.block[1], b.block[2], b.shared_bytes, stream,
+                                   const_cast<void**>(b.pointers.data()), nullptr),
+                fmt::format("launching {}", b.kernel));
+    return;
   }
+  CUlaunchConfig config{};
+  config.gridDimX = b.grid[0];
+  config.gridDimY = b.grid[1];
+  config.gridDimZ = b.grid[2];
+  config.blockDimX = b.block[0];
+  config.blockDimY = b.block[1];
+  config.blockDimZ = b.block[2];
+  config.sharedMemBytes = b.shared_bytes;
+  config.hStream = stream;
+  config.attrs = const_cast<CUlaunchAttribute*>(attributes_.data());
+  config.numAttrs = static_cast<unsigned>(attributes_.size());
+  cuda::check(
+      api.cuLaunchKernelEx(&config, b.function, const_cast<void**>(b.pointers.data()), nullptr),
+      fmt::format("launching {}", b.kernel));
 }
 
 void check_device_limits(const resolved_plan& plan, const candidate_variant& variant,

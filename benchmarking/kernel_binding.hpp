@@ -76,6 +76,8 @@ class launch_sequence {
                   const std::map<std::string, CUdeviceptr, std::less<>>& buffers);
 
   void enqueue(CUstream stream) const;
+  // The plan's launch of this index alone.
+  void enqueue(CUstream stream, std::size_t launch) const;
   [[nodiscard]] std::size_t size() const noexcept { return launches_.size(); }
 
  private:

@@ -33,6 +33,10 @@ l2_flush::l2_flush(int l2_bytes, const std::string& arch, compile_cache* cache)
 
 void l2_flush::operator()(CUstream stream) {
   buffer_.fill_u32(0x5A5A5A5AU, stream);
+  evict(stream);
+}
+
+void l2_flush::evict(CUstream stream) {
   CUdeviceptr in = buffer_.get();
   unsigned long long vectors = buffer_.bytes() / 16;
   CUdeviceptr sink = sink_.get();

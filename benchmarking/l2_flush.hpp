@@ -25,6 +25,9 @@ class l2_flush {
 
   // Enqueued on `stream`, before the timed region.
   void operator()(CUstream stream);
+  // The read alone, over the buffer a flush filled: it writes nothing back of its own, so the
+  // DRAM writes while it runs are the dirty lines that the work before it left in the L2.
+  void evict(CUstream stream);
 
  private:
   cuda::device_buffer buffer_;

@@ -19,9 +19,6 @@ struct launch_floors {
   per_timing_mode<double> us;  // [microseconds] per launch
 };
 
-// A result within this factor of its mode's floor is launch-bound.
-inline constexpr double launch_bound_factor = 1.5;
-
 launch_floors measure_launch_floors(const cuda::context& context, const cuda::stream& stream,
                                     compile_cache* cache);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "benchmarking/profile_table.hpp"
 #include "benchmarking/variant_metrics.hpp"
 #include "evidence/table_renderer.hpp"
 
@@ -23,34 +24,6 @@ std::string head(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos) + "\n    ...";
 }
 
-// "_Z15layernorm_applyILi512ELi4EEv..." -> "layernorm_apply<512, 4>": the name with its template
-// arguments, without return type and parameters. A name that does not demangle stays as it is.
-std::string readable_kernel(const std::string& mangled) {
-  int status = 0;
-  const std::unique_ptr<char, decltype(&std::free)> text(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
-  if (status != 0 || text == nullptr) return mangled;
-  std::string name(text.get());
-  // The parameter list: from the final ')' back to its '('.
-  if (!name.empty() && name.back() == ')') {
-    int depth = 0;
-    for (std::size_t i = name.size(); i-- > 0;) {
-      if (name[i] == ')') ++depth;
-      if (name[i] == '(' && --depth == 0) {
-        name.resize(i);
-        break;
-      }
-    }
-  }
-  // The return type ends at the last space outside template arguments.
-  int depth = 0;
-  for (std::size_t i = name.size(); i-- > 0;) {
-    if (name[i] == '>') ++depth;
-    if (name[i] == '<') --depth;
-    if (name[i] == ' ' && depth == 0) return name.substr(i + 1);
-  }
-  return name;
-}
 
 
 constexpr metric_info candidate_column{.tag = "variant", .name = "candidate"};
@@ -162,6 +135,35 @@ std::string verdict_text(const variant_result& r) {
 
 }  // namespace
 
+// "_Z15layernorm_applyILi512ELi4EEv..." -> "layernorm_apply<512, 4>": the name with its template
+// arguments, without return type and parameters. A name that does not demangle stays as it is.
+std::string readable_kernel(const std::string& mangled) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> text(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || text == nullptr) return mangled;
+  std::string name(text.get());
+  // The parameter list: from the final ')' back to its '('.
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (std::size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        name.resize(i);
+        break;
+      }
+    }
+  }
+  // The return type ends at the last space outside template arguments.
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;) {
+    if (name[i] == '>') ++depth;
+    if (name[i] == '<') --depth;
+    if (name[i] == ' ' && depth == 0) return name.substr(i + 1);
+  }
+  return name;
+}
+
 result_table bench_table(const bench_report& report, bool console) {
   result_table t;
   t.title = fmt::format("{}, case {}", report.task, report.timed_case);
@@ -202,6 +204,9 @@ result_table bench_table(const bench_report& report, bool console) {
         row.details.push_back(fmt::format("kernel us by kernel: {}", fmt::join(parts, ", ")));
       }
       if (!cupti.error.empty()) row.details.push_back("error (CUPTI): " + cupti.error);
+      if (r.profile) {
+        for (auto& line : diagnostic_lines(*r.profile)) row.details.push_back(std::move(line));
+      }
     } else {
       row.cells.resize(t.columns.size());
       row.summary = std::string(to_string(r.reason));

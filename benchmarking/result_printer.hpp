@@ -15,6 +15,9 @@ result_table bench_table(const bench_report& report, bool console);
 // Per kernel: registers, stack, spills and shared memory, and the NVRTC log of each failure.
 result_table compile_table(const bench_report& report);
 
+// "_Z15layernorm_applyILi512ELi4EEv..." -> "layernorm_apply<512, 4>".
+std::string readable_kernel(const std::string& mangled);
+
 // The tables as the console shows them.
 void print_bench_table(const bench_report& report, std::ostream& out);
 void print_compile_table(const bench_report& report, std::ostream& out);

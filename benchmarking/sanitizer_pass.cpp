@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "core/cuda_tools.hpp"
 #include "core/file_io.hpp"
 
 namespace blaster {
@@ -25,27 +25,7 @@ std::string strip_prefix(const std::string& line) {
 }  // namespace
 
 std::optional<std::filesystem::path> find_compute_sanitizer() {
-  std::vector<std::filesystem::path> candidates;
-  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
-      candidates.emplace_back(std::filesystem::path(value) / "bin" / "compute-sanitizer");
-      candidates.emplace_back(std::filesystem::path(value) / "compute-sanitizer" /
-                              "compute-sanitizer");
-    }
-  }
-  candidates.emplace_back("/usr/local/cuda/bin/compute-sanitizer");
-  candidates.emplace_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
-  if (const char* path = std::getenv("PATH"); path != nullptr) {
-    std::stringstream folders(path);
-    for (std::string folder; std::getline(folders, folder, ':');) {
-      if (!folder.empty())
-        candidates.emplace_back(std::filesystem::path(folder) / "compute-sanitizer");
-    }
-  }
-  for (const auto& c : candidates) {
-    if (::access(c.c_str(), X_OK) == 0) return c;
-  }
-  return std::nullopt;
+  return find_cuda_tool("compute-sanitizer");
 }
 
 std::vector<gate_check> sanitizer_checks(const std::vector<gate_check>& checks,

@@ -18,6 +18,22 @@ std::optional<double> percent(const std::optional<double>& fraction) {
   return fraction ? std::optional<double>(100.0 * *fraction) : std::nullopt;
 }
 
+// The plan's value of a hardware counter, where the variant was profiled.
+template <const std::string_view& Name>
+std::optional<double> counted(const bench_report&, const variant_result& r) {
+  if (!r.profile || r.profile->counters.kernels.empty()) return std::nullopt;
+  const auto counters = plan_counters(r.profile->counters);
+  const auto it = counters.find(std::string(Name));
+  return it == counters.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+// A quantity of the diagnosis.
+template <typename Read>
+std::optional<double> diagnosed(const variant_result& r, Read read) {
+  if (!r.profile || !r.profile->diagnosis) return std::nullopt;
+  return read(*r.profile->diagnosis);
+}
+
 const std::array metrics{
     variant_metric{.info = {.tag = "time_us",
                             .name = "time us",
@@ -160,6 +176,109 @@ const std::array metrics{
                  .description = "the flops against the device's measured matrix rate",
                  .format = "{:.1f}%"},
         .value = [](const bench_report&, const variant_result& r) { return r.matrix_rate_pct; }},
+    variant_metric{
+        .info = {.tag = "counted_us",
+                 .name = "counted us",
+                 .unit = "us",
+                 .description = "the kernels' time under the range profiler, one run on a "
+                                "flushed L2 (counters)",
+                 .format = "{:.2f}"},
+        .value = [](const bench_report& report, const variant_result& r) {
+          const auto ns = counted<counter::duration_ns>(report, r);
+          return ns ? std::optional<double>(*ns / 1000.0) : std::nullopt;
+        },
+        .width = 10,
+        .counter = true},
+    variant_metric{
+        .info = {.tag = "dram_read_over_minimal",
+                 .name = "DRAM read",
+                 .unit = "x",
+                 .description = "the DRAM bytes read over the task's minimal read bytes (counters)",
+                 .format = "{:.2f}x"},
+        .value =
+            [](const bench_report&, const variant_result& r) {
+              return diagnosed(r, [](const counter_diagnosis& d) { return d.read_over_minimal; });
+            },
+        .width = 9,
+        .counter = true},
+    variant_metric{
+        .info = {.tag = "dram_written_over_minimal",
+                 .name = "DRAM write",
+                 .unit = "x",
+                 .description = "the DRAM bytes written, with what the L2 wrote back after the "
+                                "kernel, over the task's minimal write bytes (counters)",
+                 .format = "{:.2f}x"},
+        .value =
+            [](const bench_report&, const variant_result& r) {
+              return diagnosed(r,
+                               [](const counter_diagnosis& d) { return d.written_over_minimal; });
+            },
+        .width = 10,
+        .counter = true},
+    variant_metric{.info = {.tag = "dram_throughput_pct",
+                            .name = "DRAM %",
+                            .unit = "%",
+                            .description = "DRAM throughput against its peak (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::dram_throughput_pct>,
+                   .width = 7,
+                   .counter = true},
+    variant_metric{.info = {.tag = "l2_throughput_pct",
+                            .name = "L2 %",
+                            .unit = "%",
+                            .description = "L2 throughput against its peak (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::l2_throughput_pct>,
+                   .width = 6,
+                   .counter = true},
+    variant_metric{.info = {.tag = "sm_throughput_pct",
+                            .name = "SM %",
+                            .unit = "%",
+                            .description = "the busiest SM unit against its peak (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::sm_throughput_pct>,
+                   .width = 6,
+                   .counter = true},
+    variant_metric{.info = {.tag = "tensor_pipe_pct",
+                            .name = "tensor %",
+                            .unit = "%",
+                            .description = "the tensor pipe's active cycles (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::tensor_pipe_pct>,
+                   .width = 8,
+                   .counter = true},
+    variant_metric{.info = {.tag = "achieved_occupancy_pct",
+                            .name = "occupancy",
+                            .unit = "%",
+                            .description = "the warps active per SM against its most (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::achieved_occupancy_pct>,
+                   .width = 9,
+                   .counter = true},
+    variant_metric{.info = {.tag = "l2_hit_pct",
+                            .name = "L2 hit",
+                            .unit = "%",
+                            .description = "the L2's sector hit rate (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::l2_hit_pct>,
+                   .width = 6,
+                   .counter = true},
+    variant_metric{.info = {.tag = "l1_hit_pct",
+                            .name = "L1 hit",
+                            .unit = "%",
+                            .description = "the L1's sector hit rate (counters)",
+                            .format = "{:.1f}%"},
+                   .value = &counted<counter::l1_hit_pct>,
+                   .width = 6,
+                   .counter = true},
+    variant_metric{.info = {.tag = "instructions",
+                            .name = "instructions",
+                            .unit = "",
+                            .description = "warp instructions executed (counters)",
+                            .format = "{:.4g}"},
+                   .value = &counted<counter::instructions>,
+                   .width = 12,
+                   .counter = true},
 };
 
 }  // namespace

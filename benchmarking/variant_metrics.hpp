@@ -18,6 +18,7 @@ struct variant_metric {
   std::optional<double> (*value)(const bench_report& report, const variant_result& result);
   int width = 8;         // the console table's column width
   bool console = false;  // a column of the console table
+  bool counter = false;  // from the hardware counters: a column of the profile table
 };
 
 // Every metric of a variant, in the order of the tables' columns.

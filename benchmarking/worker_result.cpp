@@ -53,6 +53,7 @@ json to_json(const worker_result& r) {
                    {"checks", to_json(r.timing->checks)}};
   }
   if (r.located) j["located"] = to_json(*r.located);
+  if (r.profile) j["profile"] = to_json(*r.profile);
   return j;
 }
 
@@ -68,6 +69,7 @@ worker_result worker_result_from_json(const json& j) {
                              .checks = timing_checks_from_json(t.at("checks"))};
   }
   if (j.contains("located")) r.located = check_evidence_from_json(j["located"]);
+  if (j.contains("profile")) r.profile = counter_profile_from_json(j["profile"]);
   return r;
 }
 

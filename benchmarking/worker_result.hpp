@@ -18,6 +18,7 @@
 #include "benchmarking/reason_code.hpp"
 #include "benchmarking/timing_result.hpp"
 #include "core/cuda_context.hpp"
+#include "profiling/counter_profile.hpp"
 
 namespace blaster {
 
@@ -50,6 +51,7 @@ struct worker_result {
   std::vector<check_evidence> checks;  // the gate phase's, in order
   std::optional<timing_answer> timing;
   std::optional<check_evidence> located;  // the locate phase's rerun of one check
+  std::optional<counter_profile> profile;  // the profile phase's counters
 };
 
 nlohmann::json to_json(const device_probe& p);

@@ -33,6 +33,8 @@ struct bench_flags {
   double cooldown_s = 1.0;
   int confirm_best = 0;
   bool sanitize = false;
+  bool profile = false;
+  bool ncu = false;
   compile_limit_flags compile;
 };
 
@@ -48,6 +50,8 @@ std::string command_line(const bench_flags& f) {
   if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
   if (f.confirm_best != 0) line += fmt::format(" --confirm-best {}", f.confirm_best);
   if (f.sanitize) line += " --sanitize";
+  if (f.profile) line += " --profile";
+  if (f.ncu) line += " --ncu";
   line += compile_limit_arguments(f.compile);
   return line;
 }
@@ -139,6 +143,14 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                 "also run the gate's small cases under compute-sanitizer (memcheck, racecheck, "
                 "initcheck, synccheck) where it is installed; a reported error rejects the "
                 "candidate as sanitizer_error");
+  cmd->add_flag("--profile", flags->profile,
+                "after the timing, collect every passing variant's hardware counters (CUPTI's "
+                "range profiler, in a worker of its own) and print the diagnosis under its row: "
+                "bandwidth-, compute-, latency- or launch-bound, DRAM bytes over the task's "
+                "minimum, the top stalls; diagnostics only, never a verdict");
+  cmd->add_flag("--ncu", flags->ncu,
+                "with --profile: also Nsight Compute's report of each variant's kernels, stored "
+                "in the CAS, with its counters beside CUPTI's (where ncu is installed)");
   add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {
@@ -161,6 +173,8 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.cooldown_s = flags->cooldown_s;
     options.confirm_best = flags->confirm_best;
     options.sanitize = flags->sanitize;
+    options.profile = flags->profile || flags->ncu;
+    options.ncu = flags->ncu;
     options.compile = to_compile_limits(flags->compile);
     options.command = command_line(*flags);
     if (flags->deadline_s) {

@@ -13,6 +13,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global);
 command_fn add_compile_command(CLI::App& app, const global_options& global);
 command_fn add_doctor_command(CLI::App& app, const global_options& global);
 command_fn add_portfolio_command(CLI::App& app, const global_options& global);
+command_fn add_profile_command(CLI::App& app, const global_options& global);
 // Two runs, variant by variant: cli/compare_command.cpp.
 command_fn add_compare_command(CLI::App& app, const global_options& global);
 

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
       "  blaster doctor                  what this machine has\n"
       "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
       "  blaster bench --task rmsnorm    check and time them on the GPU\n"
+      "  blaster profile --task rmsnorm  their hardware counters, and why each is as fast as it is\n"
       "  blaster runs / show RUN         what the store recorded\n"
       "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
       "  blaster compare A B             two runs, variant by variant: FAST, SLOW, SAME\n"
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
       add_show_command(app, global),   add_history_command(app, global),
       add_export_command(app, global), add_verify_command(app, global),
       add_keygen_command(app, global), add_portfolio_command(app, global),
-      add_compare_command(app, global)};
+      add_compare_command(app, global), add_profile_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -38,6 +38,7 @@ class context {
 
   [[nodiscard]] const device_properties& properties() const noexcept { return properties_; }
   [[nodiscard]] CUdevice device() const noexcept { return device_; }
+  [[nodiscard]] CUcontext get() const noexcept { return handle_; }
 
  private:
   CUdevice device_ = 0;

@@ -54,6 +54,7 @@ namespace blaster::cuda {
   X(cuFuncGetAttribute)             \
   X(cuFuncSetAttribute)             \
   X(cuFuncGetParamInfo)             \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuLaunchKernel)                 \
   X(cuLaunchKernelEx)               \
   X(cuStreamCreate)                 \

@@ -8,6 +8,10 @@
 
 namespace blaster {
 
+// A time within this factor of an empty kernel's, launched in the same mode, is held up by the
+// launch, whatever the kernel does.
+inline constexpr double launch_bound_factor = 1.5;
+
 // How a sample is taken. Each mode is one row of traits below plus its sampler
 // (benchmarking/kernel_timer.cpp); everything else reads the traits.
 enum class timing_mode { hot, cold, graph, single };

@@ -1,6 +1,7 @@
 #include "profiling/diagnosis.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -58,6 +59,41 @@ std::string_view to_string(bound_by b) {
   return "unknown";
 }
 
+std::optional<bound_by> bound_from_string(std::string_view text) {
+  for (bound_by b : {bound_by::bandwidth, bound_by::compute, bound_by::latency, bound_by::launch}) {
+    if (to_string(b) == text) return b;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json to_json(const counter_diagnosis& d) {
+  nlohmann::json stalls = nlohmann::json::array();
+  for (const auto& s : d.top_stalls) stalls.push_back({{"reason", s.reason}, {"share", s.share}});
+  nlohmann::json j{{"bound", to_string(d.bound)}, {"memory_pct", d.memory_pct},
+                   {"compute_pct", d.compute_pct}, {"top_stalls", stalls}, {"line", d.line}};
+  if (d.read_over_minimal) j["read_over_minimal"] = *d.read_over_minimal;
+  if (d.written_over_minimal) j["written_over_minimal"] = *d.written_over_minimal;
+  return j;
+}
+
+counter_diagnosis counter_diagnosis_from_json(const nlohmann::json& j) {
+  counter_diagnosis d;
+  const auto bound = bound_from_string(j.at("bound").get<std::string>());
+  if (!bound) throw std::invalid_argument("unknown bound: " + j.at("bound").get<std::string>());
+  d.bound = *bound;
+  d.memory_pct = j.at("memory_pct").get<double>();
+  d.compute_pct = j.at("compute_pct").get<double>();
+  for (const auto& s : j.at("top_stalls")) {
+    d.top_stalls.push_back({s.at("reason").get<std::string>(), s.at("share").get<double>()});
+  }
+  d.line = j.at("line").get<std::string>();
+  if (j.contains("read_over_minimal")) d.read_over_minimal = j["read_over_minimal"].get<double>();
+  if (j.contains("written_over_minimal")) {
+    d.written_over_minimal = j["written_over_minimal"].get<double>();
+  }
+  return d;
+}
+
 counter_diagnosis diagnose(const std::map<std::string, double>& counters,
                            const minimal_bytes& minimal, double time_us, double launch_floor_us) {
   counter_diagnosis d;
@@ -67,12 +103,16 @@ counter_diagnosis diagnose(const std::map<std::string, double>& counters,
   d.compute_pct = std::max(value_of(counters, counter::sm_throughput_pct),
                            value_of(counters, counter::tensor_pipe_pct));
   d.read_over_minimal = over(counters, counter::dram_bytes_read, minimal.read);
+  // What the kernel wrote reaches DRAM in part only after it ends, when the L2 evicts it.
   d.written_over_minimal = over(counters, counter::dram_bytes_written, minimal.written);
+  if (d.written_over_minimal) {
+    *d.written_over_minimal += value_of(counters, counter::dram_bytes_written_back) / minimal.written;
+  }
   d.top_stalls = stall_shares(counters);
   if (d.top_stalls.size() > 2) d.top_stalls.resize(2);
 
   std::string why;
-  if (launch_floor_us > 0 && time_us > 0 && time_us <= launch_bound_factor * launch_floor_us) {
+  if (launch_floor_us > 0 && time_us > 0 && time_us < launch_bound_factor * launch_floor_us) {
     d.bound = bound_by::launch;
     why = fmt::format("{:.2f}x an empty kernel's time", time_us / launch_floor_us);
   } else if (std::max(d.memory_pct, d.compute_pct) >= busy_unit_pct) {

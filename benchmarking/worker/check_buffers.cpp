@@ -46,11 +46,14 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
     out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
   }
   // In stream order: the canaries first, then the inputs in the middle of them.
-  for (const auto& slot : check.inputs) {
-    out.buffers.at(slot.buffer)
-        .upload_async(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
-  }
+  upload_inputs(w, check, out);
   return out;
+}
+
+void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b) {
+  for (const auto& slot : check.inputs) {
+    b.buffers.at(slot.buffer).upload_async(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
+  }
 }
 
 check_buffers allocate_check(worker_context& w, const gate_check& check,

@@ -32,6 +32,9 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
 check_buffers allocate_check(worker_context& w, const gate_check& check,
                              const resolved_plan& plan);
 
+// The check's inputs, from the run's inputs file, again (in stream order).
+void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b);
+
 // Outputs and scratch get the run's poison pattern, which no kernel can know in advance.
 void poison(worker_context& w, check_buffers& b);
 

@@ -21,6 +21,8 @@ const phase_handler& handler_for(worker_phase phase) {
       return time_phase();
     case worker_phase::locate:
       return locate_phase();
+    case worker_phase::profile:
+      return profile_phase();
   }
   return gate_phase();
 }

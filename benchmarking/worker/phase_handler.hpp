@@ -10,7 +10,7 @@
 
 namespace blaster::worker {
 
-// One phase of the worker (probe, gate, time, locate): the GPU work a request asks for. A new
+// One phase of the worker (probe, gate, time, locate, profile): the GPU work a request asks for. A new
 // phase is one new handler and its line in handler_for.
 class phase_handler {
  public:
@@ -41,5 +41,6 @@ const phase_handler& probe_phase();
 const phase_handler& gate_phase();
 const phase_handler& time_phase();
 const phase_handler& locate_phase();
+const phase_handler& profile_phase();
 
 }  // namespace blaster::worker

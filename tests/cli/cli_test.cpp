@@ -245,3 +245,21 @@ TEST_F(BlasterCli, DoctorJsonNamesNvrtcAndTheGpuState) {
 
 }  // namespace
 }  // namespace blaster
+
+namespace blaster {
+namespace {
+
+TEST_F(BlasterCli, ProfileWithoutAGpuSaysWhyInOneLineAndExitsThree) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: tests/gpu/profile_test.cpp profiles on it";
+  const auto r = run("profile --task rmsnorm");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const std::string last = r.err.substr(r.err.rfind("blaster: "));
+  EXPECT_EQ(last.rfind("blaster: counters need a GPU: ", 0), 0U) << r.err;
+  EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1) << last;
+  const auto j = run("--json profile --task rmsnorm");
+  EXPECT_EQ(j.exit_code, 3);
+  EXPECT_EQ(nlohmann::json::parse(j.out).at("error").at("code"), "no_gpu");
+}
+
+}  // namespace
+}  // namespace blaster

@@ -109,6 +109,31 @@ verdict_result improved() {
           .why = "Improved: over 5 sessions ..."};
 }
 
+// rmsnorm_vec_regs on the canonical case, as the H200 counted it.
+diagnostics profiled() {
+  diagnostics d;
+  d.counters.source = "CUPTI range profiler";
+  d.counters.chip = "GH100";
+  d.counters.passes = 14;
+  d.counters.case_name = "canonical";
+  d.counters.kernels.push_back(
+      {.launch = 0,
+       .kernel = "_Z16rmsnorm_vec_regsILi4ELi128ELi64EEvP6__halfPKS0_iifi",
+       .counters = {{std::string(counter::dram_bytes_read), 134308864},
+                    {std::string(counter::dram_bytes_written), 108381696},
+                    {std::string(counter::dram_bytes_written_back), 25821184},
+                    {std::string(counter::dram_throughput_pct), 74.74},
+                    {stall_counter("long_scoreboard"), 1.93}},
+       .occupancy = estimate_occupancy({.threads = 128, .registers_per_thread = 40}, {})});
+  d.counters.missing = {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
+  d.diagnosis = diagnose(plan_counters(d.counters), {.read = 134217728, .written = 134217728},
+                         70.3, 4.5);
+  d.ncu_report_sha256 = std::string(64, 'b');
+  d.ncu = d.counters;
+  d.ncu->source = "Nsight Compute";
+  return d;
+}
+
 variant_result variant() {
   variant_result r;
   r.candidate = "rmsnorm_vec_regs";
@@ -156,7 +181,7 @@ variant_result variant() {
                            .floor_us = 62.9,
                            .uncertainty = 0.01};
   r.time_over_floor = 1.116;
-  r.profile = diagnostics{.diagnosis = "bandwidth-bound", .counters = {{"dram_read_bytes", 1e8}}};
+  r.profile = profiled();
   return r;
 }
 
@@ -231,7 +256,10 @@ TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
   answer.checks = {evidence()};
   answer.timing = timing_answer{.samples = samples(), .checks = {.poisoned_stale = stale()}};
   answer.located = evidence();
+  answer.profile = profiled().counters;
   expect_round_trip(answer, worker_result_from_json);
+  expect_round_trip(*profiled().counters.kernels.front().occupancy, occupancy_estimate_from_json);
+  expect_round_trip(*profiled().diagnosis, counter_diagnosis_from_json);
 }
 
 // One name per quantity: the model's JSON uses the names the tables and the store use.

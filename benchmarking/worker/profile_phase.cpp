@@ -1,0 +1,163 @@
+// The hardware counters of one check's inputs, kernel by kernel, through CUPTI's range profiler.
+// The counters take several passes; before each one the inputs are uploaded again and the
+// outputs poisoned again, so that every pass counts the real work on the real data rather than
+// a kernel finding its answer already in place. Each kernel meets an L2 holding none of its data
+// (as under Nsight Compute's cache control), and a read-only sweep after it, counted as a range
+// of its own, shows the dirty lines it left in the L2: writes that reach DRAM after it ends. A
+// sweep before the first kernel measures what a sweep writes with no kernel before it (the
+// profiler's own records), which each kernel's write-back leaves out.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/l2_flush.hpp"
+#include "benchmarking/worker/check_buffers.hpp"
+#include "benchmarking/worker/phase_handler.hpp"
+#include "benchmarking/worker/result_channel.hpp"
+#include "core/cuda_driver.hpp"
+#include "profiling/counters.hpp"
+#include "profiling/range_profiler.hpp"
+
+namespace blaster::worker {
+namespace {
+
+int attribute(CUdevice device, CUdevice_attribute a) {
+  int value = 0;
+  cuda::check(cuda::driver().cuDeviceGetAttribute(&value, a, device), "cuDeviceGetAttribute");
+  return value;
+}
+
+sm_resources sm_of(CUdevice device) {
+  sm_resources sm;
+  sm.max_warps = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / 32;
+  sm.max_blocks = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  sm.registers = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  sm.shared_bytes = attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  sm.reserved_shared_per_block =
+      attribute(device, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+  return sm;
+}
+
+occupancy_estimate occupancy_of(const resolved_launch& launch, CUfunction function,
+                                const sm_resources& sm) {
+  const cuda::driver_api& api = cuda::driver();
+  int registers = 0;
+  int shared = 0;
+  cuda::check(api.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function),
+              "cuFuncGetAttribute");
+  cuda::check(api.cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+              "cuFuncGetAttribute");
+  const int threads = static_cast<int>(launch.block[0] * launch.block[1] * launch.block[2]);
+  occupancy_estimate o = estimate_occupancy(
+      {.threads = threads,
+       .registers_per_thread = registers,
+       .shared_bytes = shared + static_cast<int>(launch.shared_bytes)},
+      sm);
+  int blocks = 0;
+  if (api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, function, threads,
+                                                      launch.shared_bytes) == CUDA_SUCCESS) {
+    o.driver_blocks_per_sm = blocks;
+  }
+  return o;
+}
+
+// The kernels of one pass, in launch order: a sweep alone, then each launch of the plan and
+// the sweep after it.
+constexpr std::size_t background_range = 0;
+std::size_t kernel_range(std::size_t launch) { return 2 * launch + 1; }
+std::size_t sweep_range(std::size_t launch) { return 2 * launch + 2; }
+
+counter_profile run_profile(worker_context& w) {
+  const gate_check& check = w.request.checks.at(w.request.timed_check);
+  const task_case& c = w.task.find_case(check.case_name);
+  const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);
+  counter_profile p;
+  p.source = "CUPTI range profiler";
+  p.case_name = check.case_name;
+  const sm_resources sm = sm_of(w.context.device());
+  for (std::size_t i = 0; i < plan.launches.size(); ++i) {
+    const resolved_launch& l = plan.launches[i];
+    p.kernels.push_back({.launch = i,
+                         .kernel = l.lowered,
+                         .counters = {},
+                         .occupancy = occupancy_of(l, w.module->function(l.lowered), sm)});
+  }
+
+  check_buffers set = allocate_check(w, check, plan);
+  const launch_sequence launches(plan, *w.module, set.pointers);
+  if (w.request.wrapped_profiler) {
+    p.source = "Nsight Compute";
+    poison(w, set);
+    settle(w);
+    send_step("counters");
+    launches.enqueue(w.stream.get());
+    settle(w);
+    return p;
+  }
+  l2_flush sweep(w.context.properties().l2_bytes, w.request.arch, &*w.cache);
+  sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
+  settle(w);
+  try {
+    range_profiler profiler(w.context.get(), w.context.properties().ordinal, profiled_counters(),
+                            2 * launches.size() + 1);
+    p.chip = profiler.chip();
+    p.passes = profiler.passes();
+    p.missing = profiler.missing();
+    send_step("counters");
+    bool done = false;
+    // A profiler that never says it is done must not loop forever.
+    for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
+      upload_inputs(w, check, set);
+      poison(w, set);
+      sweep.evict(w.stream.get());
+      settle(w);
+      profiler.begin_pass();
+      sweep.evict(w.stream.get());
+      for (std::size_t i = 0; i < launches.size(); ++i) {
+        launches.enqueue(w.stream.get(), i);
+        sweep.evict(w.stream.get());
+      }
+      settle(w);
+      done = profiler.end_pass();
+    }
+    if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
+    const std::vector<range_values> ranges = profiler.results();
+    if (ranges.size() != 2 * launches.size() + 1) {
+      throw std::runtime_error(fmt::format("the range profiler counted {} kernels of the {} a "
+                                           "pass launched", ranges.size(),
+                                           2 * launches.size() + 1));
+    }
+    const std::string written(counter::dram_bytes_written);
+    auto written_by = [&](std::size_t range) {
+      const auto it = ranges[range].values.find(written);
+      return it == ranges[range].values.end() ? 0.0 : it->second;
+    };
+    p.sweep_dram_bytes_written = written_by(background_range);
+    for (auto& k : p.kernels) {
+      k.counters = ranges[kernel_range(k.launch)].values;
+      k.counters[std::string(counter::dram_bytes_written_back)] =
+          std::max(0.0, written_by(sweep_range(k.launch)) - p.sweep_dram_bytes_written);
+    }
+  } catch (const counters_unavailable& e) {
+    p.unavailable = e.what();
+  }
+  return p;
+}
+
+class profile_handler final : public phase_handler {
+  void do_run(worker_context& w, worker_result& result,
+              std::optional<std::size_t>& current) const override {
+    current = w.request.timed_check;
+    result.profile = run_profile(w);
+  }
+};
+
+}  // namespace
+
+const phase_handler& profile_phase() {
+  static const profile_handler handler;
+  return handler;
+}
+
+}  // namespace blaster::worker

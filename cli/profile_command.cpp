@@ -1,0 +1,118 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "benchmarking/bench_report.hpp"
+#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/profile_table.hpp"
+#include "cli/commands.hpp"
+#include "cli/compile_flags.hpp"
+#include "cli/error_report.hpp"
+#include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
+
+namespace blaster::cli {
+namespace {
+
+struct profile_flags {
+  std::string task;
+  std::vector<std::filesystem::path> candidates;
+  std::string arch;
+  std::optional<std::uint64_t> seed;
+  std::string case_name;
+  std::optional<double> deadline_s;
+  bool ncu = false;
+  compile_limit_flags compile;
+};
+
+std::string command_line(const profile_flags& f) {
+  std::string line = "blaster profile --task " + f.task;
+  for (const auto& c : f.candidates) line += " --candidate " + c.string();
+  if (!f.arch.empty()) line += " --arch " + f.arch;
+  if (f.seed) line += fmt::format(" --seed {}", *f.seed);
+  if (!f.case_name.empty()) line += " --case " + f.case_name;
+  if (f.ncu) line += " --ncu";
+  line += compile_limit_arguments(f.compile);
+  return line;
+}
+
+}  // namespace
+
+command_fn add_profile_command(CLI::App& app, const global_options& global) {
+  auto flags = std::make_shared<profile_flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile",
+      "Check a task's baseline and candidates as bench does, then collect the hardware "
+      "counters of every variant that passed, and say why each takes the time it takes.");
+  cmd->footer(
+      "The counters come from CUPTI's range profiler in a worker of their own, one kernel of "
+      "the plan at a time, on the timed case: DRAM bytes read and written (with the dirty "
+      "lines the L2 writes back after the kernel), DRAM and L2 throughput, L2 and L1 hit rates, "
+      "achieved and theoretical occupancy with its limiter, SM and tensor-pipe utilisation, "
+      "instructions, and the warp stall reasons. The plan is replayed once per pass; before "
+      "each, the inputs are uploaded again, the outputs poisoned again and the L2 emptied. The "
+      "diagnosis says bandwidth-, compute-, latency- or launch-bound, the DRAM bytes over the "
+      "task's minimal bytes (a kernel that reads its input twice shows about 2x) and the top two "
+      "stalls. Nothing is timed; counters never make a verdict.\n\n"
+      "--ncu also runs Nsight Compute (`ncu`) on the same worker, stores its .ncu-rep in the "
+      "CAS and prints its value of every counter beside CUPTI's. Where counters are not "
+      "permitted (ERR_NVGPUCTRPERM) or ncu is missing, the output says so and the run goes "
+      "on. Without a GPU the command exits with 3.\n\n"
+      "Examples:\n"
+      "  blaster profile --task rmsnorm\n"
+      "  blaster profile --task layernorm --candidate kernels/layernorm/layernorm_resident.cu "
+      "--ncu");
+  cmd->add_option("--task", flags->task, "task name: a folder under tasks/")->required();
+  cmd->add_option("--candidate", flags->candidates,
+                  "a candidate .cu file or a folder of them (repeatable); default: kernels/<task>/")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--case", flags->case_name,
+                  "count this case (default: the task's canonical case); every case is checked");
+  cmd->add_option("--arch", flags->arch,
+                  "compile for this target, e.g. sm_90a (default: the GPU's)");
+  cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
+  cmd->add_option("--deadline", flags->deadline_s,
+                  "seconds the gate of each variant may take (default: twice what the "
+                  "baseline needed, plus 5 s); the counters get 20 times that")
+      ->check(finite_range(0.1, 86400.0));
+  cmd->add_flag("--ncu", flags->ncu,
+                "also Nsight Compute's report of each variant's kernels, stored in the CAS, its "
+                "counters beside CUPTI's");
+  add_compile_limit_flags(*cmd, flags->compile);
+
+  return [flags, &global]() {
+    bench_options options;
+    options.root = resolve_root(global);
+    options.task = flags->task;
+    options.candidates = flags->candidates;
+    options.arch = flags->arch;
+    options.seed = flags->seed;
+    options.timing.mode = timing_mode::hot;
+    options.timed_case = flags->case_name;
+    options.profile_only = true;
+    options.ncu = flags->ncu;
+    options.compile = to_compile_limits(flags->compile);
+    options.command = command_line(*flags);
+    if (flags->deadline_s) {
+      options.deadline =
+          std::chrono::milliseconds(static_cast<long long>(*flags->deadline_s * 1000));
+    }
+    store records(resolve_home(global.home));
+    const bench_report report = run_bench(options, records);
+    const std::string no_gpu = fmt::format("counters need a GPU: {}", report.gpu_unavailable);
+    if (global.json) {
+      nlohmann::json j = to_json(report);
+      if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
+      std::cout << j.dump(2) << '\n';
+    } else if (report.gpu) {
+      make_renderer(global.format)->render(profile_table(report), std::cout);
+    }
+    if (!report.gpu) {
+      std::cerr << "blaster: " << no_gpu << '\n';
+      return static_cast<int>(exit_no_gpu);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

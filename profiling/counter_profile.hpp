@@ -1,0 +1,47 @@
+#pragma once
+
+// The hardware counters of one run of a plan, kernel by kernel, as the worker's profile phase
+// collected them: diagnostics beside a measurement, never a measurement.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiling/occupancy.hpp"
+
+namespace blaster {
+
+struct kernel_counters {
+  std::size_t launch = 0;  // its index in the plan
+  std::string kernel;      // the lowered name
+  std::map<std::string, double> counters;
+  std::optional<occupancy_estimate> occupancy;
+};
+
+struct counter_profile {
+  std::string source;  // what collected them: "CUPTI range profiler", "Nsight Compute"
+  std::string chip;    // "GH100"
+  int passes = 0;      // replays of the plan the counters took
+  std::string case_name;
+  std::vector<kernel_counters> kernels;
+  std::vector<std::string> missing;  // counters this chip does not have
+  // [bytes] what the L2 sweep writes to DRAM with no kernel before it (the profiler's own
+  // records), left out of each kernel's write-back.
+  double sweep_dram_bytes_written = 0;
+  std::string unavailable;           // no counters at all, and why (ERR_NVGPUCTRPERM, say)
+};
+
+// The plan's counters: additive ones (bytes, instructions, time) summed over its kernels, the
+// others (rates, shares) weighted by each kernel's time.
+std::map<std::string, double> plan_counters(const counter_profile& p);
+
+nlohmann::json to_json(const kernel_counters& k);
+kernel_counters kernel_counters_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const counter_profile& p);
+counter_profile counter_profile_from_json(const nlohmann::json& j);
+
+}  // namespace blaster

@@ -1,0 +1,118 @@
+#include "profiling/ncu_report.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace blaster {
+namespace {
+
+std::string joined(const std::vector<std::string>& metrics) {
+  std::string out;
+  for (const auto& m : metrics) out += (out.empty() ? "" : ",") + m;
+  return out;
+}
+
+// One line of CSV: quoted fields, "" for a quote inside one.
+std::vector<std::string> fields_of(std::string_view line) {
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  fields.push_back(std::move(field));
+  return fields;
+}
+
+// "134,308,864" or "74.74"; none for "n/a" or an empty field.
+std::optional<double> number_of(std::string text) {
+  std::erase(text, ',');
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
+                                               const std::vector<std::string>& metrics) {
+  return {"--clock-control", "none",   "--cache-control", "all",     "--replay-mode",
+          "kernel",          "--metrics", joined(metrics), "--target-processes", "all",
+          "--export",        report,   "--force-overwrite", "--log-file", log};
+}
+
+std::vector<std::string> ncu_import_arguments(const std::string& report_file,
+                                              const std::string& csv,
+                                              const std::vector<std::string>& metrics) {
+  return {"--import", report_file, "--csv",     "--page",          "raw",
+          "--print-units", "base", "--metrics", joined(metrics), "--log-file", csv};
+}
+
+counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::string>& metrics) {
+  counter_profile p;
+  p.source = "Nsight Compute";
+  std::vector<std::string> header;
+  std::size_t kernel_column = 0;
+  int line_number = 0;
+  for (std::size_t start = 0; start < csv.size();) {
+    std::size_t end = csv.find('\n', start);
+    if (end == std::string_view::npos) end = csv.size();
+    const std::string_view line = csv.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (header.empty()) {
+      if (!line.starts_with("\"ID\"")) continue;  // ncu's own messages come first
+      header = fields_of(line);
+      for (std::size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == "Kernel Name") kernel_column = i;
+      }
+      if (kernel_column == 0) {
+        throw std::invalid_argument(fmt::format("line {}: no \"Kernel Name\" column", line_number));
+      }
+      continue;
+    }
+    const std::vector<std::string> fields = fields_of(line);
+    if (fields.size() != header.size()) continue;  // a blank line or one of ncu's messages
+    if (fields.front().empty()) continue;          // the units
+    kernel_counters k{.launch = p.kernels.size(),
+                      .kernel = fields[kernel_column],
+                      .counters = {},
+                      .occupancy = std::nullopt};
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      for (const auto& m : metrics) {
+        if (header[i] != m) continue;
+        if (auto v = number_of(fields[i])) k.counters[m] = *v;
+      }
+    }
+    p.kernels.push_back(std::move(k));
+  }
+  if (header.empty()) throw std::invalid_argument("no CSV header (\"ID\",...) in ncu's output");
+  for (const auto& m : metrics) {
+    bool seen = false;
+    for (const auto& h : header) seen = seen || h == m;
+    if (!seen) p.missing.push_back(m);
+  }
+  return p;
+}
+
+}  // namespace blaster

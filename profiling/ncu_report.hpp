@@ -1,0 +1,29 @@
+#pragma once
+
+// Nsight Compute's report of a worker's kernels: how to ask ncu for the same counters as the
+// range profiler, and its answer read back as a counter_profile, so that the two can be set
+// side by side.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiling/counter_profile.hpp"
+
+namespace blaster {
+
+// ncu's options for a report of `metrics` in `report` (a path without .ncu-rep), its own
+// messages into `log`: the clocks as found, the caches flushed before each kernel, every
+// process the worker starts.
+std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
+                                               const std::vector<std::string>& metrics);
+// Options that print a report's raw page of `metrics` as CSV into `csv`.
+std::vector<std::string> ncu_import_arguments(const std::string& report_file,
+                                              const std::string& csv,
+                                              const std::vector<std::string>& metrics);
+
+// The CSV that ncu_import_arguments asks for: one kernel per row, in launch order. Throws
+// std::invalid_argument, naming the line, on anything else.
+counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::string>& metrics);
+
+}  // namespace blaster

@@ -1,0 +1,65 @@
+#include "profiling/ncu_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace blaster {
+namespace {
+
+const std::vector<std::string> metrics{"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                       "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+
+// What `ncu --import R --csv --page raw --print-units base --metrics ...` printed on the H200
+// for the rmsnorm baseline (the first 11 columns as ncu writes them).
+constexpr const char* recorded =
+    R"csv(==PROF== Connected to process
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed"
+"","","","","","","","","","","","byte","byte","%"
+"0","9044","blaster","127.0.0.1","rmsnorm_naive","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","169,379,072","113,859,072","52.39"
+"1","9044","blaster","127.0.0.1","rmsnorm_apply","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","n/a","1,024","0"
+)csv";
+
+TEST(NcuReport, ReadsEachKernelsCountersInLaunchOrder) {
+  const counter_profile p = parse_ncu_csv(recorded, metrics);
+  EXPECT_EQ(p.source, "Nsight Compute");
+  ASSERT_EQ(p.kernels.size(), 2U);
+  EXPECT_EQ(p.kernels[0].kernel, "rmsnorm_naive");
+  EXPECT_EQ(p.kernels[0].launch, 0U);
+  EXPECT_DOUBLE_EQ(p.kernels[0].counters.at("dram__bytes_read.sum"), 169379072);
+  EXPECT_DOUBLE_EQ(p.kernels[0].counters.at("dram__bytes_write.sum"), 113859072);
+  EXPECT_DOUBLE_EQ(
+      p.kernels[0].counters.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"), 52.39);
+  // A value ncu could not give is absent, not zero.
+  EXPECT_FALSE(p.kernels[1].counters.contains("dram__bytes_read.sum"));
+  EXPECT_DOUBLE_EQ(p.kernels[1].counters.at("dram__bytes_write.sum"), 1024);
+  EXPECT_TRUE(p.missing.empty());
+}
+
+TEST(NcuReport, NamesTheCountersTheReportLacks) {
+  std::vector<std::string> asked = metrics;
+  asked.emplace_back("sm__warps_active.avg.pct_of_peak_sustained_active");
+  EXPECT_EQ(parse_ncu_csv(recorded, asked).missing,
+            std::vector<std::string>{"sm__warps_active.avg.pct_of_peak_sustained_active"});
+}
+
+TEST(NcuReport, OutputWithoutItsHeaderIsAnError) {
+  EXPECT_THROW(parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM\n", metrics), std::invalid_argument);
+}
+
+TEST(NcuReport, TheProfileAsksForBaseUnitsAndCleanCaches) {
+  const auto args = ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics);
+  const std::string joined = [&] {
+    std::string s;
+    for (const auto& a : args) s += a + " ";
+    return s;
+  }();
+  EXPECT_NE(joined.find("--cache-control all"), std::string::npos);
+  EXPECT_NE(joined.find("--clock-control none"), std::string::npos);
+  const auto import = ncu_import_arguments("/tmp/r.ncu-rep", "/tmp/r.csv", metrics);
+  EXPECT_NE(std::find(import.begin(), import.end(), "base"), import.end());
+}
+
+}  // namespace
+}  // namespace blaster
