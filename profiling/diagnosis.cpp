@@ -16,7 +16,7 @@ double value_of(const std::map<std::string, double>& counters, std::string_view 
 std::optional<double> over(const std::map<std::string, double>& counters, std::string_view name,
                            double minimal) {
   const auto it = counters.find(std::string(name));
-  if (it == counters.end() || !(minimal > 0)) return std::nullopt;
+  if (it == counters.end() || !(minimal >= least_compared_bytes)) return std::nullopt;
   return it->second / minimal;
 }
 

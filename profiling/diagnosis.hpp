@@ -47,6 +47,10 @@ struct counter_diagnosis {
 // accesses), as Nsight Compute's speed-of-light breakdown reads it.
 inline constexpr double busy_unit_pct = 60.0;
 
+// Fewer minimal bytes than this are not held against DRAM's counts, which move whole sectors
+// and include the profiler's own records: a loss's single output value would read as 1000x.
+inline constexpr double least_compared_bytes = 1 << 20;
+
 // The task's roofline bytes for the case, each way.
 struct minimal_bytes {
   double read = 0;

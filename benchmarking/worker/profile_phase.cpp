@@ -62,11 +62,13 @@ occupancy_estimate occupancy_of(const resolved_launch& launch, CUfunction functi
   return o;
 }
 
-// The kernels of one pass, in launch order: a sweep alone, then each launch of the plan and
+// The kernels of one pass, in launch order: two sweeps alone (the second, after a sweep like
+// every later one, measures what a sweep writes of its own), then each launch of the plan and
 // the sweep after it.
-constexpr std::size_t background_range = 0;
-std::size_t kernel_range(std::size_t launch) { return 2 * launch + 1; }
-std::size_t sweep_range(std::size_t launch) { return 2 * launch + 2; }
+constexpr std::size_t lead_sweeps = 2;
+constexpr std::size_t background_range = 1;
+std::size_t kernel_range(std::size_t launch) { return 2 * launch + lead_sweeps; }
+std::size_t sweep_range(std::size_t launch) { return 2 * launch + lead_sweeps + 1; }
 
 counter_profile run_profile(worker_context& w) {
   const gate_check& check = w.request.checks.at(w.request.timed_check);
@@ -76,6 +78,11 @@ counter_profile run_profile(worker_context& w) {
   p.source = "CUPTI range profiler";
   p.case_name = check.case_name;
   const sm_resources sm = sm_of(w.context.device());
+
+  check_buffers set = allocate_check(w, check, plan);
+  const launch_sequence launches(plan, *w.module, set.pointers);
+  // After the launches are bound: they raise each kernel's dynamic shared memory limit, which the
+  // driver's occupancy counts.
   for (std::size_t i = 0; i < plan.launches.size(); ++i) {
     const resolved_launch& l = plan.launches[i];
     p.kernels.push_back({.launch = i,
@@ -83,9 +90,6 @@ counter_profile run_profile(worker_context& w) {
                          .counters = {},
                          .occupancy = occupancy_of(l, w.module->function(l.lowered), sm)});
   }
-
-  check_buffers set = allocate_check(w, check, plan);
-  const launch_sequence launches(plan, *w.module, set.pointers);
   if (w.request.wrapped_profiler) {
     p.source = "Nsight Compute";
     poison(w, set);
@@ -100,7 +104,7 @@ counter_profile run_profile(worker_context& w) {
   settle(w);
   try {
     range_profiler profiler(w.context.get(), w.context.properties().ordinal, profiled_counters(),
-                            2 * launches.size() + 1);
+                            2 * launches.size() + lead_sweeps);
     p.chip = profiler.chip();
     p.passes = profiler.passes();
     p.missing = profiler.missing();
@@ -113,7 +117,7 @@ counter_profile run_profile(worker_context& w) {
       sweep.evict(w.stream.get());
       settle(w);
       profiler.begin_pass();
-      sweep.evict(w.stream.get());
+      for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict(w.stream.get());
       for (std::size_t i = 0; i < launches.size(); ++i) {
         launches.enqueue(w.stream.get(), i);
         sweep.evict(w.stream.get());
@@ -123,10 +127,10 @@ counter_profile run_profile(worker_context& w) {
     }
     if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
     const std::vector<range_values> ranges = profiler.results();
-    if (ranges.size() != 2 * launches.size() + 1) {
+    if (ranges.size() != 2 * launches.size() + lead_sweeps) {
       throw std::runtime_error(fmt::format("the range profiler counted {} kernels of the {} a "
                                            "pass launched", ranges.size(),
-                                           2 * launches.size() + 1));
+                                           2 * launches.size() + lead_sweeps));
     }
     const std::string written(counter::dram_bytes_written);
     auto written_by = [&](std::size_t range) {
