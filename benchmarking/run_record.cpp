@@ -192,6 +192,14 @@ void record_run(store& records, std::int64_t run_id, const task_spec& task,
       v.cubin_sha256 = r.cubin_sha256;
     }
     if (!measurements[i]) v.samples_sha256 = r.samples_sha256;
+    if (r.profile) {
+      v.diagnostics = diagnosis_record{
+          .bound = r.profile->diagnosis ? std::string(to_string(r.profile->diagnosis->bound)) : "",
+          .diagnosis = r.profile->diagnosis ? r.profile->diagnosis->line : "",
+          .unavailable = r.profile->counters.unavailable,
+          .profile_sha256 = records.cas().put(to_json(*r.profile).dump()),
+          .ncu_report_sha256 = r.profile->ncu_report_sha256};
+    }
     const json metrics = metric_values(report, r);
     for (const auto& [tag, value] : metrics.items())
       v.metrics.emplace_back(tag, value.get<double>());

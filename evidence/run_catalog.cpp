@@ -29,6 +29,9 @@ constexpr std::array run_tables{
     run_table{"variant_metrics",
               "variant_result_id IN (SELECT id FROM variant_results WHERE run_id = ?1)",
               {}},
+    run_table{"variant_diagnostics",
+              "variant_result_id IN (SELECT id FROM variant_results WHERE run_id = ?1)",
+              {"profile_sha256", "ncu_report_sha256"}},
     run_table{"metric_definitions",
               "tag IN (SELECT tag FROM variant_metrics WHERE variant_result_id IN "
               "(SELECT id FROM variant_results WHERE run_id = ?1))",
@@ -98,10 +101,11 @@ stored_result read_result(const statement& row, int first) {
                        .cubin_sha256 = row.column_text(first + 10),
                        .samples_sha256 = row.column_text(first + 11),
                        .detail_json = row.column_text(first + 12),
-                       .metrics = {}};
+                       .metrics = {},
+                       .diagnosis = {}};
 }
 
-// Every metric of the results the query selects (its ?1 binds `value`), onto them by id.
+// Every metric and diagnosis of the results the query selects (its ?1 binds `value`), onto them by id.
 void attach_metrics(database& db, std::string_view which, std::int64_t value,
                     std::vector<stored_result*> results) {
   std::map<std::int64_t, stored_result*> by_id;
@@ -114,6 +118,18 @@ void attach_metrics(database& db, std::string_view which, std::int64_t value,
   while (query.step()) {
     if (auto it = by_id.find(query.column_int64(0)); it != by_id.end()) {
       it->second->metrics[query.column_text(1)] = query.column_double(2);
+    }
+  }
+  // What their counters said, where they were profiled.
+  statement diagnoses = db.prepare(fmt::format(
+      "SELECT variant_result_id, COALESCE(diagnosis, 'counters unavailable: ' || unavailable) "
+      "FROM variant_diagnostics WHERE variant_result_id IN (SELECT id FROM variant_results "
+      "WHERE {})",
+      which));
+  diagnoses.bind(1, value);
+  while (diagnoses.step()) {
+    if (auto it = by_id.find(diagnoses.column_int64(0)); it != by_id.end()) {
+      if (!diagnoses.column_is_null(1)) it->second->diagnosis = diagnoses.column_text(1);
     }
   }
 }

@@ -52,6 +52,7 @@ struct stored_result {
   std::string samples_sha256;
   std::string detail_json;
   std::map<std::string, double> metrics;  // by the metric's tag
+  std::string diagnosis;                  // what its hardware counters said, where profiled
 
   [[nodiscard]] std::optional<double> metric(const std::string& tag) const;
   [[nodiscard]] const std::string& label() const { return variant.empty() ? candidate : variant; }

@@ -335,6 +335,20 @@ std::int64_t store::record_variant_result(std::int64_t run_id, const variant_res
   bind_text_or_null(insert, 15, v.samples_sha256);
   bind_text_or_null(insert, 16, v.detail_json);
   const std::int64_t id = insert_returning_id(insert, "variant_results");
+  if (const auto& d = v.diagnostics) {
+    require_object("variant_diagnostics.profile_sha256", d->profile_sha256);
+    require_object("variant_diagnostics.ncu_report_sha256", d->ncu_report_sha256);
+    statement diagnosis = db_.prepare(
+        "INSERT INTO variant_diagnostics(variant_result_id, bound, diagnosis, unavailable, "
+        "profile_sha256, ncu_report_sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    diagnosis.bind(1, id);
+    bind_text_or_null(diagnosis, 2, d->bound);
+    bind_text_or_null(diagnosis, 3, d->diagnosis);
+    bind_text_or_null(diagnosis, 4, d->unavailable);
+    diagnosis.bind(5, d->profile_sha256);
+    bind_text_or_null(diagnosis, 6, d->ncu_report_sha256);
+    diagnosis.step();
+  }
   for (const auto& [tag, value] : v.metrics) {
     // A quantity that is not a number has no row: SQLite would store NaN as NULL.
     if (!std::isfinite(value)) continue;

@@ -118,6 +118,15 @@ struct verdict_record {
 // What one variant of a run came to: the per-variant row of the record, citing its compilation
 // (none: the file was refused before it compiled) and its measurement (none: it was not timed),
 // with its quantities by their metric's tag.
+// What the counters of a variant said (variant_diagnostics).
+struct diagnosis_record {
+  std::string bound{};        // "bandwidth-bound", ...; empty where no counters came
+  std::string diagnosis{};    // the one line
+  std::string unavailable{};  // why no counters came
+  std::string profile_sha256{};     // the counters, kernel by kernel, as JSON
+  std::string ncu_report_sha256{};  // Nsight Compute's .ncu-rep, with --ncu
+};
+
 struct variant_result_record {
   std::optional<std::int64_t> compilation_id{};
   std::optional<std::int64_t> measurement_id{};
@@ -137,6 +146,7 @@ struct variant_result_record {
   std::string samples_sha256{};
   std::string detail_json{};
   std::vector<std::pair<std::string, double>> metrics{};
+  std::optional<diagnosis_record> diagnostics{};
 };
 
 // Any other file a run produced (a figure, a profile, a log), by name.

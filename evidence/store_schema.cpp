@@ -278,6 +278,20 @@ CREATE VIEW results AS
          v.detail_json
   FROM variant_results v;
 )sql"},
+    // The hardware counters of a variant: diagnostics beside its measurement, never used to
+    // judge it. The counters themselves, kernel by kernel, and Nsight Compute's report live in
+    // the CAS.
+    migration{5, R"sql(
+CREATE TABLE variant_diagnostics(
+  id INTEGER PRIMARY KEY,
+  variant_result_id INTEGER NOT NULL UNIQUE REFERENCES variant_results(id),
+  bound TEXT,
+  diagnosis TEXT,
+  unavailable TEXT,
+  profile_sha256 TEXT NOT NULL CHECK(length(profile_sha256) = 64),
+  ncu_report_sha256 TEXT CHECK(ncu_report_sha256 IS NULL OR length(ncu_report_sha256) = 64)
+);
+)sql"},
 };
 
 }  // namespace

@@ -29,13 +29,15 @@ void add_metric_columns(result_table& table, const std::vector<metric_definition
 void add_result_cells(table_row& row, const stored_result& result,
                       const std::vector<metric_definition>& metrics) {
   for (const auto& m : metrics) {
-    const auto v = result.status == "passed" ? result.metric(m.tag) : std::nullopt;
+    const bool measured = result.status == "passed" || result.status == "profiled";
+    const auto v = measured ? result.metric(m.tag) : std::nullopt;
     row.cells.push_back(v ? table_cell(*v) : table_cell());
   }
-  if (result.status != "passed") {
+  if (result.status != "passed" && result.status != "profiled") {
     row.summary = result.reason;
     if (!result.message.empty()) row.details.push_back(result.message);
   }
+  if (!result.diagnosis.empty()) row.details.push_back("diagnosis: " + result.diagnosis);
 }
 
 result_table stored_results_table(const std::vector<stored_result>& results,

@@ -8,6 +8,7 @@
 #include "../store/store_test_support.hpp"
 #include "core/error.hpp"
 #include "evidence/run_catalog.hpp"
+#include "evidence/stored_results_table.hpp"
 
 namespace blaster {
 namespace {
@@ -236,6 +237,16 @@ TEST_F(StoreRecords, CatalogKnowsEveryDigestColumn) {
       artifact_record{.kind = "figure", .name = "f.svg", .sha256 = s_.cas().put("<svg/>")});
   s_.set_run_task(run.run_id, s_.record_task(task_record{.name = "rmsnorm",
                                                          .spec_sha256 = s_.cas().put("{}")}));
+  s_.record_variant_result(
+      run.run_id,
+      variant_result_record{.candidate = "c",
+                            .variant = "c",
+                            .status = "profiled",
+                            .diagnostics = diagnosis_record{
+                                .bound = "bandwidth-bound",
+                                .diagnosis = "bandwidth-bound (DRAM at 76% of peak)",
+                                .profile_sha256 = s_.cas().put("{\"counters\": {}}"),
+                                .ncu_report_sha256 = s_.cas().put("NVIDIA Nsight Compute report")}});
 
   std::set<std::string> schema_columns;
   statement tables = s_.db().prepare(
@@ -251,6 +262,37 @@ TEST_F(StoreRecords, CatalogKnowsEveryDigestColumn) {
     EXPECT_TRUE(s_.cas().contains(citation.sha256));
   }
   EXPECT_EQ(cited, schema_columns);
+}
+
+}  // namespace
+}  // namespace blaster
+
+namespace blaster {
+namespace {
+
+// A profiled variant's diagnosis comes back with its result, and show's table prints it.
+TEST_F(StoreRecords, ADiagnosisIsKeptBesideItsResultAndShown) {
+  const std::int64_t run = s_.begin_run("blaster profile", "rmsnorm", "");
+  const std::string line =
+      "bandwidth-bound (DRAM at 76% of peak); DRAM reads 1.00x, writes 1.00x the minimal bytes";
+  s_.record_variant_result(
+      run, variant_result_record{
+               .candidate = "rmsnorm_vec_regs",
+               .variant = "rmsnorm_vec_regs[VEC=4,BLOCK=128]",
+               .status = "profiled",
+               .metrics = {{"dram_throughput_pct", 76.2}},
+               .diagnostics = diagnosis_record{.bound = "bandwidth-bound",
+                                               .diagnosis = line,
+                                               .profile_sha256 = s_.cas().put("{}")}});
+  const auto results = run_catalog(s_).results_of(run);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].diagnosis, line);
+  EXPECT_EQ(query_text(s_.db(), "SELECT bound FROM variant_diagnostics"), "bandwidth-bound");
+  const result_table t = stored_results_table(
+      results, {metric_definition{.tag = "dram_throughput_pct", .name = "DRAM %"}}, false);
+  ASSERT_EQ(t.rows.size(), 1U);
+  EXPECT_EQ(t.rows[0].details, std::vector<std::string>{"diagnosis: " + line});
+  EXPECT_EQ(std::get<double>(t.rows[0].cells.back()), 76.2);
 }
 
 }  // namespace
