@@ -1,0 +1,285 @@
+/* blaster
+{
+  "launch": [
+    {"kernel": "cross_entropy_ring<WARPS, PER_SM>", "grid": "SMS * PER_SM", "block": "WARPS * 32",
+     "shared_bytes": "min(196608 / PER_SM, WARPS * 8 * ceil_div(C, 8) * 16)",
+     "args": ["loss", "partial", "logits", "targets", "N", "C"]}
+  ],
+  "cooperative": true,
+  "max_dynamic_shared_bytes": "min(196608 / PER_SM, WARPS * 8 * ceil_div(C, 8) * 16)",
+  "scratch": {"partial": "SMS * PER_SM * 4"},
+  "params": {"SMS": [132], "WARPS": [4, 8, 12, 16], "PER_SM": [1, 2]}
+}
+*/
+// Bytes in flight without the instructions to keep them there: a resident grid where each warp
+// streams its rows through its own ring of shared-memory stages, a row per bulk copy (TMA), so
+// 100+ KB per SM are requested while rows already landed are folded (max, then sums of exp) in
+// fp32. Each block owns an equal run of rows, so there is no tail wave; the blocks meet at one
+// grid barrier and block 0 adds their sums in a fixed order: one launch, bitwise reproducible.
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr float log2e = 1.4426950408889634f;
+constexpr int thread_row_classes = 32;  // up to this many classes, a thread owns a row
+constexpr int max_stages = 8;           // per warp
+constexpr int group_packs = 8;          // 16-byte packs per lane in flight from shared memory
+
+__device__ float minus_infinity() { return __int_as_float(0xff800000); }
+
+// 2^x; subnormal results flush to 0, below any sum's last bit.
+__device__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+union pack {
+  uint4 v;
+  __half2 h2[4];
+};
+
+struct online {
+  float m;
+  float s;
+};
+
+// One element into a running (max, sum of exp(v - max)): the sum is rescaled only when the max
+// rises.
+__device__ void fold_value(online& acc, float v) {
+  if (v > acc.m) {
+    acc.s = acc.s * exp2_ftz((acc.m - v) * log2e) + 1.0f;  // acc.m = -inf: 0 * 0 + 1
+    acc.m = v;
+  } else if (v != minus_infinity()) {
+    acc.s += exp2_ftz((v - acc.m) * log2e);
+  }
+}
+
+// COUNT packs into a running (max, sum): their max first, then one exponential per element.
+template <int COUNT>
+__device__ void fold_packs(online& acc, const uint4 (&v)[COUNT]) {
+  __half2 hm = __half2half2(__ushort_as_half(0xfc00));
+#pragma unroll
+  for (int q = 0; q < COUNT; ++q) {
+    pack u;
+    u.v = v[q];
+    hm = __hmax2(hm, __hmax2(__hmax2(u.h2[0], u.h2[1]), __hmax2(u.h2[2], u.h2[3])));
+  }
+  const float gm = fmaxf(__low2float(hm), __high2float(hm));
+  if (gm == minus_infinity()) return;  // nothing here; would make the shift +inf below
+  if (gm > acc.m) {
+    acc.s *= exp2_ftz((acc.m - gm) * log2e);  // acc.m = -inf: 0 * 0
+    acc.m = gm;
+  }
+  const float shift = -acc.m * log2e;
+  float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int q = 0; q < COUNT; ++q) {
+    pack u;
+    u.v = v[q];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = __half22float2(u.h2[k]);
+      e[k] += exp2_ftz(fmaf(f.x, log2e, shift)) + exp2_ftz(fmaf(f.y, log2e, shift));
+    }
+  }
+  acc.s += (e[0] + e[1]) + (e[2] + e[3]);
+}
+
+// The 32 lanes' (max, sum) combined, the same bits in every lane: a max butterfly, one rescale
+// per lane, then a sum butterfly (a + b = b + a, so both partners of each step agree).
+__device__ online warp_total(online v) {
+  float m = v.m;
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, mask));
+  float s = v.m == minus_infinity() ? 0.0f : v.s * exp2_ftz((v.m - m) * log2e);
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) s += __shfl_xor_sync(0xffffffffu, s, mask);
+  return {m, s};
+}
+
+// -log_softmax(row)[target] for a short row, by one thread; the second pass hits L1.
+__device__ float row_loss_thread(const __half* row, int classes, long long target) {
+  float m = minus_infinity();
+  for (int j = 0; j < classes; ++j) m = fmaxf(m, __half2float(__ldg(row + j)));
+  const float shift = -m * log2e;
+  float s = 0.0f;
+  for (int j = 0; j < classes; ++j) s += exp2_ftz(fmaf(__half2float(__ldg(row + j)), log2e, shift));
+  return m + logf(s) - __half2float(__ldg(row + target));
+}
+
+// The same for a long row read straight from global memory by a warp, returned to every lane.
+__device__ float row_loss_warp(const __half* row, int classes, long long target, bool vector) {
+  const int lane = threadIdx.x % 32;
+  online acc = {minus_infinity(), 0.0f};
+  if (vector) {
+    const uint4* packs = reinterpret_cast<const uint4*>(row);
+    const int count = classes / 8;
+    int p = lane;
+    for (; p + 3 * 32 < count; p += 4 * 32) {
+      const uint4 v[4] = {__ldcs(packs + p), __ldcs(packs + p + 32), __ldcs(packs + p + 64),
+                          __ldcs(packs + p + 96)};
+      fold_packs<4>(acc, v);
+    }
+    for (; p < count; p += 32) {
+      const uint4 v[1] = {__ldcs(packs + p)};
+      fold_packs<1>(acc, v);
+    }
+  } else {
+    for (int j = lane; j < classes; j += 32) fold_value(acc, __half2float(row[j]));
+  }
+  acc = warp_total(acc);
+  return acc.m + logf(acc.s) - __half2float(row[target]);
+}
+
+__device__ unsigned dynamic_shared_bytes() {
+  unsigned bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return bytes;
+}
+
+__device__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ void barrier_init(unsigned long long* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+}
+
+__device__ void barrier_wait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT;\n}" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) into shared memory,
+// completing on `bar`; the logits are read once, so they leave L2 first.
+__device__ void fetch(unsigned long long* bar, void* to, const void* from, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1], %2, [%3], %4;" ::"r"(shared_address(to)),
+      "l"(from), "r"(bytes), "r"(shared_address(bar)), "l"(policy)
+      : "memory");
+}
+
+}  // namespace
+
+template <int WARPS, int PER_SM>
+__global__ void __launch_bounds__(WARPS * 32, PER_SM)
+    cross_entropy_ring(float* __restrict__ loss, float* __restrict__ partial,
+                       const __half* __restrict__ logits, const long long* __restrict__ targets,
+                       int rows, int classes) {
+  constexpr int THREADS = WARPS * 32;
+  extern __shared__ uint4 ring[];
+  __shared__ unsigned long long full[WARPS * max_stages];
+  __shared__ float warp_sums[WARPS];
+  const cg::grid_group grid = cg::this_grid();
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int blocks = gridDim.x;
+  // An equal run of rows per block (they differ by at most one).
+  const int first = static_cast<int>(static_cast<long long>(rows) * blockIdx.x / blocks);
+  const int last = static_cast<int>(static_cast<long long>(rows) * (blockIdx.x + 1) / blocks);
+  const int row_packs = (classes + 7) / 8;
+  const int stages = min(max_stages, static_cast<int>(dynamic_shared_bytes() /
+                                                      (static_cast<unsigned>(WARPS) * row_packs * 16)));
+  const bool staged =
+      classes % 8 == 0 && reinterpret_cast<unsigned long long>(logits) % 16 == 0 && stages >= 1;
+
+  float sum = 0.0f;  // this thread's rows' losses, in row order
+  if (staged) {
+    // Warp w owns rows first + w, first + w + WARPS, ...; its j-th row lands in stage j % stages
+    // of its own ring, completing phase j / stages of that stage's barrier.
+    uint4* own = ring + warp * stages * row_packs;
+    unsigned long long* bars = full + warp * max_stages;
+    const unsigned bytes = static_cast<unsigned>(classes) * 2;
+    const long long stride = static_cast<long long>(stages) * WARPS;
+    if (lane == 0) {
+      for (int s = 0; s < stages; ++s) barrier_init(&bars[s]);
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      for (int s = 0; s < stages; ++s) {
+        const long long r = first + warp + static_cast<long long>(s) * WARPS;
+        if (r < last) fetch(&bars[s], own + s * row_packs, logits + r * classes, bytes);
+      }
+    }
+    __syncwarp();
+    long long target_next = first + warp < last ? __ldg(targets + first + warp) : 0;
+    int j = 0;
+    for (long long r = first + warp; r < last; r += WARPS, ++j) {
+      const int s = j % stages;
+      const long long target = target_next;
+      if (r + WARPS < last) target_next = __ldg(targets + r + WARPS);  // lands during this row
+      barrier_wait(&bars[s], (j / stages) & 1);
+      const uint4* data = own + s * row_packs;
+      online acc = {minus_infinity(), 0.0f};
+      for (int base = 0; base < row_packs; base += 32 * group_packs) {
+        uint4 v[group_packs];
+#pragma unroll
+        for (int q = 0; q < group_packs; ++q) {
+          const int p = base + lane + 32 * q;
+          v[q] = p < row_packs ? data[p] : make_uint4(0xfc00fc00u, 0xfc00fc00u, 0xfc00fc00u,
+                                                      0xfc00fc00u);
+        }
+        fold_packs<group_packs>(acc, v);
+      }
+      const float target_logit = __half2float(reinterpret_cast<const __half*>(data)[target]);
+      // Every lane's reads of the stage come before the copy that refills it.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncwarp();
+      if (lane == 0 && r + stride < last) {
+        fetch(&bars[s], own + s * row_packs, logits + (r + stride) * classes, bytes);
+      }
+      acc = warp_total(acc);
+      if (lane == 0) sum += acc.m + logf(acc.s) - target_logit;
+    }
+  } else if (classes <= thread_row_classes) {
+    for (int i = first + threadIdx.x; i < last; i += THREADS) {
+      sum += row_loss_thread(logits + static_cast<long long>(i) * classes, classes, targets[i]);
+    }
+  } else {
+    const bool vector = classes % 8 == 0 && reinterpret_cast<unsigned long long>(logits) % 16 == 0;
+    for (int i = first + warp; i < last; i += WARPS) {
+      const float l =
+          row_loss_warp(logits + static_cast<long long>(i) * classes, classes, targets[i], vector);
+      if (lane == 0) sum += l;
+    }
+  }
+
+  // The block's sum in a fixed order: lanes by a shuffle tree, then the warps one after another.
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (lane == 0) warp_sums[warp] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) total += warp_sums[w];
+    partial[blockIdx.x] = total;
+  }
+  // Every block arrives (its partial released by the arrival); only block 0 waits, then adds the
+  // partials in block order.
+  auto arrived = grid.barrier_arrive();
+  if (blockIdx.x != 0) return;
+  grid.barrier_wait(std::move(arrived));
+  if (warp == 0) {
+    float total = 0.0f;
+    for (int b = lane; b < blocks; b += 32) total += __ldcg(partial + b);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      total += __shfl_down_sync(0xffffffffu, total, offset);
+    }
+    if (lane == 0) loss[0] = total / rows;
+  }
+}
