@@ -19,7 +19,14 @@
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
+#include "common/bulk_copy.cuh"
+
 namespace {
+
+using blaster_common::bulk_fetch;
+using blaster_common::dynamic_shared_bytes;
+using blaster_common::mbarrier_init;
+using blaster_common::mbarrier_wait;
 
 namespace cg = cooperative_groups;
 
@@ -135,44 +142,6 @@ __device__ float row_loss_warp(const __half* row, int classes, long long target,
   return acc.m + logf(acc.s) - __half2float(row[target]);
 }
 
-__device__ unsigned dynamic_shared_bytes() {
-  unsigned bytes;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
-  return bytes;
-}
-
-__device__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ void barrier_init(unsigned long long* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
-}
-
-__device__ void barrier_wait(unsigned long long* bar, unsigned parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WAIT:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT;\n}" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-// One bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) into shared memory,
-// completing on `bar`; the logits are read once, so they leave L2 first.
-__device__ void fetch(unsigned long long* bar, void* to, const void* from, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
-               "r"(bytes)
-               : "memory");
-  unsigned long long policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1], %2, [%3], %4;" ::"r"(shared_address(to)),
-      "l"(from), "r"(bytes), "r"(shared_address(bar)), "l"(policy)
-      : "memory");
-}
 
 }  // namespace
 
@@ -207,11 +176,11 @@ __global__ void __launch_bounds__(WARPS * 32, PER_SM)
     const unsigned bytes = static_cast<unsigned>(classes) * 2;
     const long long stride = static_cast<long long>(stages) * WARPS;
     if (lane == 0) {
-      for (int s = 0; s < stages; ++s) barrier_init(&bars[s]);
+      for (int s = 0; s < stages; ++s) mbarrier_init(&bars[s]);
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
       for (int s = 0; s < stages; ++s) {
         const long long r = first + warp + static_cast<long long>(s) * WARPS;
-        if (r < last) fetch(&bars[s], own + s * row_packs, logits + r * classes, bytes);
+        if (r < last) bulk_fetch(&bars[s], own + s * row_packs, logits + r * classes, bytes);
       }
     }
     __syncwarp();
@@ -221,7 +190,7 @@ __global__ void __launch_bounds__(WARPS * 32, PER_SM)
       const int s = j % stages;
       const long long target = target_next;
       if (r + WARPS < last) target_next = __ldg(targets + r + WARPS);  // lands during this row
-      barrier_wait(&bars[s], (j / stages) & 1);
+      mbarrier_wait(&bars[s], (j / stages) & 1);
       const uint4* data = own + s * row_packs;
       online acc = {minus_infinity(), 0.0f};
       for (int base = 0; base < row_packs; base += 32 * group_packs) {
@@ -239,7 +208,7 @@ __global__ void __launch_bounds__(WARPS * 32, PER_SM)
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       __syncwarp();
       if (lane == 0 && r + stride < last) {
-        fetch(&bars[s], own + s * row_packs, logits + (r + stride) * classes, bytes);
+        bulk_fetch(&bars[s], own + s * row_packs, logits + (r + stride) * classes, bytes);
       }
       acc = warp_total(acc);
       if (lane == 0) sum += acc.m + logf(acc.s) - target_logit;
