@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
+#include "cli/task_flags.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
 
@@ -15,12 +16,8 @@ namespace blaster::cli {
 namespace {
 
 struct bench_flags {
-  std::string task;
-  std::vector<std::filesystem::path> candidates;
-  std::string arch;
-  std::optional<std::uint64_t> seed;
+  task_flags run;
   std::string mode;  // empty: the task's, else hot
-  std::string case_name;
   bool rotate = false;
   double sample_ms = 1.0;
   int min_samples = 10;
@@ -39,12 +36,8 @@ struct bench_flags {
 };
 
 std::string command_line(const bench_flags& f) {
-  std::string line = "blaster bench --task " + f.task;
-  for (const auto& c : f.candidates) line += " --candidate " + c.string();
-  if (!f.arch.empty()) line += " --arch " + f.arch;
-  if (f.seed) line += fmt::format(" --seed {}", *f.seed);
+  std::string line = task_arguments("bench", f.run);
   if (!f.mode.empty()) line += " --mode " + f.mode;
-  if (!f.case_name.empty()) line += " --case " + f.case_name;
   if (f.rotate) line += " --rotate";
   if (f.confirm) line += " --confirm";
   if (f.sessions != 1) line += fmt::format(" --sessions {}", f.sessions);
@@ -78,16 +71,9 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       "Examples:\n"
       "  blaster bench --task rmsnorm\n"
       "  blaster bench --task rmsnorm --candidate my_kernel.cu --json");
-  cmd->add_option("--task", flags->task, "task name: a folder under tasks/")->required();
-  cmd->add_option("--candidate", flags->candidates,
-                  "a candidate .cu file or a folder of them (repeatable); default: kernels/<task>/")
-      ->check(CLI::ExistingPath);
-  cmd->add_option("--arch", flags->arch,
-                  "compile for this target, e.g. sm_90a (default: the GPU's)");
-  cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
-  cmd->add_option("--case", flags->case_name,
-                  "time this case of the task (default: its canonical case); every case is "
-                  "checked either way");
+  add_task_flags(*cmd, flags->run,
+                 "time this case of the task (default: its canonical case); every case is "
+                 "checked either way");
   std::string mode_help;
   std::vector<std::string> mode_names;
   for (const auto& mode : timing_modes()) {
@@ -156,14 +142,10 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   return [flags, &global]() {
     bench_options options;
     options.root = resolve_root(global);
-    options.task = flags->task;
-    options.candidates = flags->candidates;
-    options.arch = flags->arch;
-    options.seed = flags->seed;
+    apply(flags->run, options);
     options.timing.mode = *parse_timing_mode(flags->mode.empty() ? "hot" : flags->mode);
     options.mode_given = !flags->mode.empty();
     options.timing.rotate_buffers = flags->rotate;
-    options.timed_case = flags->case_name;
     options.timing.target_sample_ms = flags->sample_ms;
     options.timing.max_samples = flags->max_samples;
     options.timing.min_samples = std::min(flags->min_samples, flags->max_samples);

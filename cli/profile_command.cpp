@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
+#include "cli/task_flags.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
 
@@ -15,22 +16,14 @@ namespace blaster::cli {
 namespace {
 
 struct profile_flags {
-  std::string task;
-  std::vector<std::filesystem::path> candidates;
-  std::string arch;
-  std::optional<std::uint64_t> seed;
-  std::string case_name;
+  task_flags run;
   std::optional<double> deadline_s;
   bool ncu = false;
   compile_limit_flags compile;
 };
 
 std::string command_line(const profile_flags& f) {
-  std::string line = "blaster profile --task " + f.task;
-  for (const auto& c : f.candidates) line += " --candidate " + c.string();
-  if (!f.arch.empty()) line += " --arch " + f.arch;
-  if (f.seed) line += fmt::format(" --seed {}", *f.seed);
-  if (!f.case_name.empty()) line += " --case " + f.case_name;
+  std::string line = task_arguments("profile", f.run);
   if (f.ncu) line += " --ncu";
   line += compile_limit_arguments(f.compile);
   return line;
@@ -62,15 +55,8 @@ command_fn add_profile_command(CLI::App& app, const global_options& global) {
       "  blaster profile --task rmsnorm\n"
       "  blaster profile --task layernorm --candidate kernels/layernorm/layernorm_resident.cu "
       "--ncu");
-  cmd->add_option("--task", flags->task, "task name: a folder under tasks/")->required();
-  cmd->add_option("--candidate", flags->candidates,
-                  "a candidate .cu file or a folder of them (repeatable); default: kernels/<task>/")
-      ->check(CLI::ExistingPath);
-  cmd->add_option("--case", flags->case_name,
-                  "count this case (default: the task's canonical case); every case is checked");
-  cmd->add_option("--arch", flags->arch,
-                  "compile for this target, e.g. sm_90a (default: the GPU's)");
-  cmd->add_option("--seed", flags->seed, "input seed (default: drawn at run time)");
+  add_task_flags(*cmd, flags->run,
+                 "count this case (default: the task's canonical case); every case is checked");
   cmd->add_option("--deadline", flags->deadline_s,
                   "seconds the gate of each variant may take (default: twice what the "
                   "baseline needed, plus 5 s); the counters get 20 times that")
@@ -83,12 +69,8 @@ command_fn add_profile_command(CLI::App& app, const global_options& global) {
   return [flags, &global]() {
     bench_options options;
     options.root = resolve_root(global);
-    options.task = flags->task;
-    options.candidates = flags->candidates;
-    options.arch = flags->arch;
-    options.seed = flags->seed;
+    apply(flags->run, options);
     options.timing.mode = timing_mode::hot;
-    options.timed_case = flags->case_name;
     options.profile_only = true;
     options.ncu = flags->ncu;
     options.compile = to_compile_limits(flags->compile);
