@@ -1,5 +1,3 @@
-#include <iostream>
-
 #include <fmt/format.h>
 
 #include "benchmarking/bench_report.hpp"
@@ -9,8 +7,6 @@
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "cli/task_flags.hpp"
-#include "evidence/store.hpp"
-#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -24,7 +20,6 @@ struct bench_flags {
   int max_samples = 1000;
   double max_noise_pct = 0.5;
   double budget_s = 2.0;
-  std::optional<double> deadline_s;
   int sessions = 1;
   bool confirm = false;
   double cooldown_s = 1.0;
@@ -121,7 +116,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--cooldown", flags->cooldown_s, "seconds between two timing sessions")
       ->check(finite_range(0.0, 600.0))
       ->capture_default_str();
-  cmd->add_option("--deadline", flags->deadline_s,
+  cmd->add_option("--deadline", flags->run.deadline_s,
                   "seconds each evaluation (gate or timing) may take before its process is "
                   "killed (default: twice what the baseline needed, plus 5 s)")
       ->check(finite_range(0.1, 86400.0));
@@ -159,29 +154,12 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.ncu = flags->ncu;
     options.compile = to_compile_limits(flags->compile);
     options.command = command_line(*flags);
-    if (flags->deadline_s) {
-      options.deadline =
-          std::chrono::milliseconds(static_cast<long long>(*flags->deadline_s * 1000));
-    }
-    store records(resolve_home(global.home));
-    const bench_report report = run_bench(options, records);
-    const std::string no_gpu =
-        fmt::format("correctness and timing need a GPU: {}", report.gpu_unavailable);
-    if (global.json) {
-      nlohmann::json j = to_json(report);
-      if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
-      std::cout << j.dump(2) << '\n';
-    } else {
-      // The console table keeps its columns; the other formats carry every metric.
-      const bool console = global.format == "table";
-      make_renderer(global.format)
-          ->render(report.gpu ? bench_table(report, console) : compile_table(report), std::cout);
-    }
-    if (!report.gpu) {
-      std::cerr << "blaster: " << no_gpu << '\n';
-      return static_cast<int>(exit_no_gpu);
-    }
-    return static_cast<int>(exit_ok);
+    // The console table keeps its columns; the other formats carry every metric.
+    const bool console = global.format == "table";
+    return run_and_print(global, options, "correctness and timing need a GPU",
+                         [console](const bench_report& report) {
+                           return report.gpu ? bench_table(report, console) : compile_table(report);
+                         });
   };
 }
 

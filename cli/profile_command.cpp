@@ -1,5 +1,3 @@
-#include <iostream>
-
 #include <fmt/format.h>
 
 #include "benchmarking/bench_report.hpp"
@@ -9,15 +7,12 @@
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "cli/task_flags.hpp"
-#include "evidence/store.hpp"
-#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 namespace {
 
 struct profile_flags {
   task_flags run;
-  std::optional<double> deadline_s;
   bool ncu = false;
   compile_limit_flags compile;
 };
@@ -57,7 +52,7 @@ command_fn add_profile_command(CLI::App& app, const global_options& global) {
       "--ncu");
   add_task_flags(*cmd, flags->run,
                  "count this case (default: the task's canonical case); every case is checked");
-  cmd->add_option("--deadline", flags->deadline_s,
+  cmd->add_option("--deadline", flags->run.deadline_s,
                   "seconds the gate of each variant may take (default: twice what the "
                   "baseline needed, plus 5 s); the counters get 20 times that")
       ->check(finite_range(0.1, 86400.0));
@@ -75,25 +70,11 @@ command_fn add_profile_command(CLI::App& app, const global_options& global) {
     options.ncu = flags->ncu;
     options.compile = to_compile_limits(flags->compile);
     options.command = command_line(*flags);
-    if (flags->deadline_s) {
-      options.deadline =
-          std::chrono::milliseconds(static_cast<long long>(*flags->deadline_s * 1000));
-    }
-    store records(resolve_home(global.home));
-    const bench_report report = run_bench(options, records);
-    const std::string no_gpu = fmt::format("counters need a GPU: {}", report.gpu_unavailable);
-    if (global.json) {
-      nlohmann::json j = to_json(report);
-      if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
-      std::cout << j.dump(2) << '\n';
-    } else if (report.gpu) {
-      make_renderer(global.format)->render(profile_table(report), std::cout);
-    }
-    if (!report.gpu) {
-      std::cerr << "blaster: " << no_gpu << '\n';
-      return static_cast<int>(exit_no_gpu);
-    }
-    return static_cast<int>(exit_ok);
+    return run_and_print(global, options, "counters need a GPU",
+                         [](const bench_report& report) -> std::optional<result_table> {
+                           if (!report.gpu) return std::nullopt;
+                           return profile_table(report);
+                         });
   };
 }
 

@@ -1,6 +1,12 @@
 #include "cli/task_flags.hpp"
 
+#include <iostream>
+
 #include <fmt/format.h>
+
+#include "cli/error_report.hpp"
+#include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 
@@ -22,6 +28,29 @@ void apply(const task_flags& flags, bench_options& options) {
   options.arch = flags.arch;
   options.seed = flags.seed;
   options.timed_case = flags.case_name;
+  if (flags.deadline_s) {
+    options.deadline = std::chrono::milliseconds(static_cast<long long>(*flags.deadline_s * 1000));
+  }
+}
+
+int run_and_print(const global_options& global, const bench_options& options,
+                  const std::string& needs_gpu,
+                  const std::function<std::optional<result_table>(const bench_report&)>& table) {
+  store records(resolve_home(global.home));
+  const bench_report report = run_bench(options, records);
+  const std::string no_gpu = fmt::format("{}: {}", needs_gpu, report.gpu_unavailable);
+  if (global.json) {
+    nlohmann::json j = to_json(report);
+    if (!report.gpu) j["error"] = error_json("no_gpu", no_gpu)["error"];
+    std::cout << j.dump(2) << '\n';
+  } else if (const auto t = table(report)) {
+    make_renderer(global.format)->render(*t, std::cout);
+  }
+  if (!report.gpu) {
+    std::cerr << "blaster: " << no_gpu << '\n';
+    return static_cast<int>(exit_no_gpu);
+  }
+  return static_cast<int>(exit_ok);
 }
 
 std::string task_arguments(const std::string& command, const task_flags& flags) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include "benchmarking/bench_runner.hpp"
+#include "cli/cli_context.hpp"
+#include "evidence/result_table.hpp"
 
 namespace blaster::cli {
 
@@ -19,6 +22,7 @@ struct task_flags {
   std::string arch;
   std::optional<std::uint64_t> seed;
   std::string case_name;
+  std::optional<double> deadline_s;  // --deadline, which each command explains its own way
 };
 
 // --task, --candidate, --arch, --seed and --case; `case_help` says what the command does with it.
@@ -28,5 +32,13 @@ void add_task_flags(CLI::App& command, task_flags& flags, const std::string& cas
 // rmsnorm --candidate f.cu".
 void apply(const task_flags& flags, bench_options& options);
 std::string task_arguments(const std::string& command, const task_flags& flags);
+
+// Runs `options` on the store of --home and prints the report: its JSON with --json, else
+// `table` of it in --format (nothing where `table` gives none). Without a GPU the output carries
+// the no_gpu error, stderr says in one line what `needs_gpu` ("counters need a GPU"), and the
+// exit status is exit_no_gpu.
+int run_and_print(const global_options& global, const bench_options& options,
+                  const std::string& needs_gpu,
+                  const std::function<std::optional<result_table>(const bench_report&)>& table);
 
 }  // namespace blaster::cli
