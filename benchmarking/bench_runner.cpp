@@ -175,23 +175,12 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
 
   // The counters of every variant that passed, in workers of their own: after its timing, so
   // that they never share a process with a timed sample.
-  auto profile_survivors = [&](const char* after) {
-    std::optional<std::filesystem::path> ncu;
-    if (options.ncu) {
-      ncu = find_ncu();
-      if (!ncu) spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
-    }
-    for (const auto& [index, request] : survivors) {
-      variant_result& r = report.results[index];
-      if (r.status == "rejected") continue;
-      spdlog::info("{}: counters{}", r.label, after);
-      r.profile = profile_variant(data, request, launcher, deadline.value_or(first_deadline), ncu,
-                                  records.cas());
-      if (options.ncu && !ncu) r.profile->ncu_unavailable = "Nsight Compute (ncu) is not installed";
-    }
+  auto profile_survivors = [&] {
+    profile_variants(data, survivors, launcher, deadline.value_or(first_deadline), options.ncu,
+                     records.cas(), report);
   };
   if (options.profile_only) {
-    profile_survivors("");
+    profile_survivors();
     for (const auto& [index, request] : survivors) {
       variant_result& r = report.results[index];
       if (r.status != "rejected") r.status = "profiled";
@@ -258,7 +247,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
     variant_result& r = report.results[index];
     if (r.status != "rejected" && !r.session_medians_us.empty()) r.status = "passed";
   }
-  if (options.profile) profile_survivors(" (after its timing)");
+  if (options.profile) profile_survivors();
   report.deadline_s = static_cast<double>(deadline.value_or(first_deadline).count()) / 1000.0;
 }
 
