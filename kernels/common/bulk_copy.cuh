@@ -4,18 +4,9 @@
 // waits with the phase parity of that use (mbarrier_wait).
 #pragma once
 
+#include "common/shared_memory.cuh"
+
 namespace blaster_common {
-
-// [bytes] the dynamic shared memory this launch got.
-__device__ __forceinline__ unsigned dynamic_shared_bytes() {
-  unsigned bytes;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
-  return bytes;
-}
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // A barrier that one arrival, with the bytes it expects, completes.
 __device__ __forceinline__ void mbarrier_init(unsigned long long* bar) {

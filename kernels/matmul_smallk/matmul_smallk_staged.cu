@@ -12,7 +12,15 @@
 // rows (one cp.async.bulk per row, or 16-byte evict-first stores of a full row per warp).
 #include <cuda_fp16.h>
 
+#include "common/mma_m16n8k16.cuh"
+#include "common/shared_memory.cuh"
+
 namespace {
+
+using blaster_common::mma_16816;
+using blaster_common::pack_float2;
+using blaster_common::pack_half2;
+using blaster_common::shared_address;
 
 constexpr int max_depth = 64;             // K up to this stays in registers
 constexpr int k_blocks = max_depth / 32;  // 16-byte loads of A per row: 32 k each per quad
@@ -23,28 +31,6 @@ constexpr int block_rows = 256;           // rows per block (the plan's grid.y d
 // writes at once (rows g and g+1 of a quarter warp) fall on different banks; 576 B keeps every
 // row 16-byte aligned for vector reads and bulk copies.
 constexpr int tile_stride = block_columns + 32;
-
-__device__ __forceinline__ unsigned pack_half2(__half lo, __half hi) {
-  const __half2 h = __halves2half2(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-__device__ __forceinline__ unsigned pack_float2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-__device__ __forceinline__ void mma_16816(float (&c)[4], unsigned a0, unsigned a1, unsigned a2,
-                                          unsigned a3, unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // Generic-proxy writes to shared memory made visible to the async proxy (the bulk copy engine).
 __device__ __forceinline__ void fence_async_shared() {

@@ -15,7 +15,15 @@
 // ring so no load stalls the stores, and each 16-byte store instruction writes whole 128-B lines.
 #include <cuda_fp16.h>
 
+#include "common/mma_m16n8k16.cuh"
+#include "common/shared_memory.cuh"
+
 namespace {
+
+using blaster_common::mma_16816;
+using blaster_common::pack_float2;
+using blaster_common::pack_half2;
+using blaster_common::shared_address;
 
 constexpr int max_depth = 64;            // K up to this stays in registers
 constexpr int k_steps = max_depth / 16;  // mma k steps
@@ -24,28 +32,6 @@ constexpr int a_stride = max_depth + 8;  // halves per staged row of A: 144 B, l
 constexpr int stages = 3;                // ring of A tiles: two in flight while one is used
 constexpr int threads = 256;             // 8 warps
 constexpr int warp_columns = 64;         // columns per warp: 8 mma n tiles, 128 B per row
-
-__device__ __forceinline__ unsigned pack_half2(__half lo, __half hi) {
-  const __half2 h = __halves2half2(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-__device__ __forceinline__ unsigned pack_float2(float lo, float hi) {
-  const __half2 h = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-__device__ __forceinline__ void mma_16816(float (&c)[4], unsigned a0, unsigned a1, unsigned a2,
-                                          unsigned a3, unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // Four 8x8 b16 matrices; lane l gives the address of row l % 8 of matrix l / 8.
 __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3,
