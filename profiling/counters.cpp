@@ -29,7 +29,9 @@ const std::vector<std::string>& profiled_counters() {
                                std::string(counter::sm_throughput_pct),
                                std::string(counter::tensor_pipe_pct),
                                std::string(counter::achieved_occupancy_pct),
-                               std::string(counter::instructions)};
+                               std::string(counter::instructions),
+                               std::string(counter::sm_frequency_hz),
+                               std::string(counter::dram_frequency_hz)};
     for (const auto& r : stall_reasons()) n.push_back(stall_counter(r));
     return n;
   }();

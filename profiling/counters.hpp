@@ -27,6 +27,10 @@ inline constexpr std::string_view tensor_pipe_pct =
 inline constexpr std::string_view achieved_occupancy_pct =
     "sm__warps_active.avg.pct_of_peak_sustained_active";
 inline constexpr std::string_view instructions = "smsp__inst_executed.sum";
+// The clocks the kernel ran at: counts of stall cycles per instruction depend on the SM clock
+// against the memory's, and the card's clocks are measured as found, never locked.
+inline constexpr std::string_view sm_frequency_hz = "smsp__cycles_elapsed.avg.per_second";
+inline constexpr std::string_view dram_frequency_hz = "dram__cycles_elapsed.avg.per_second";
 // A warp stall reason R is the counter stall_prefix + R + stall_suffix: the warps stalled on R
 // per issued instruction, as ncu's WarpStateStats section reports it.
 inline constexpr std::string_view stall_prefix = "smsp__average_warps_issue_stalled_";
