@@ -20,7 +20,12 @@
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
+#include "common/moments.cuh"
+
 namespace {
+using blaster_common::merge;
+using blaster_common::moments;
+using blaster_common::warp_fold;
 
 namespace cg = cooperative_groups;
 
@@ -30,35 +35,6 @@ union pack {
   __half2 h2[4];
 };
 
-// Count, mean and sum of squared deviations of a part of a row.
-struct moments {
-  float count;
-  float mean;
-  float m2;
-};
-
-// Chan's pairwise formula; an empty side leaves the other as it is.
-__device__ moments merge(moments a, moments b) {
-  if (b.count == 0.0f) return a;
-  if (a.count == 0.0f) return b;
-  const float total = a.count + b.count;
-  const float delta = b.mean - a.mean;
-  return {total, a.mean + delta * (b.count / total),
-          a.m2 + b.m2 + delta * delta * (a.count * b.count / total)};
-}
-
-// Lane 0 ends with the merge of all 32 lanes, in a fixed order.
-__device__ moments warp_fold(moments m) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const moments other = {__shfl_down_sync(0xffffffffu, m.count, offset),
-                           __shfl_down_sync(0xffffffffu, m.mean, offset),
-                           __shfl_down_sync(0xffffffffu, m.m2, offset)};
-    if (lane + offset < 32) m = merge(m, other);
-  }
-  return m;
-}
 
 // The merge over the block, the same in every thread, in a fixed order.
 template <int THREADS>

@@ -39,11 +39,18 @@
 // statistics are the existing kernel's: per slice, the mean, then squares around it; Chan's merge.
 #include <cuda_fp16.h>
 
+#include "common/moments.cuh"
+#include "common/shared_memory.cuh"
+
 #ifndef HINTS
 #define HINTS 1
 #endif
 
 namespace {
+using blaster_common::merge;
+using blaster_common::moments;
+using blaster_common::warp_fold;
+using blaster_common::shared_address;
 
 constexpr int STAGES = 3;
 // Slots a merge lane polls at once: 32 * POLL blocks per batch, more in further batches.
@@ -55,39 +62,6 @@ union pack {
   __half2 h2[4];
 };
 
-// Count, mean and sum of squared deviations of a part of a row.
-struct moments {
-  float count;
-  float mean;
-  float m2;
-};
-
-// Chan's pairwise formula; an empty side leaves the other as it is.
-__device__ moments merge(moments a, moments b) {
-  if (b.count == 0.0f) return a;
-  if (a.count == 0.0f) return b;
-  const float total = a.count + b.count;
-  const float delta = b.mean - a.mean;
-  return {total, a.mean + delta * (b.count / total),
-          a.m2 + b.m2 + delta * delta * (a.count * b.count / total)};
-}
-
-// Lane 0 ends with the merge of all 32 lanes, in a fixed order.
-__device__ moments warp_fold(moments m) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    const moments other = {__shfl_down_sync(0xffffffffu, m.count, offset),
-                           __shfl_down_sync(0xffffffffu, m.mean, offset),
-                           __shfl_down_sync(0xffffffffu, m.m2, offset)};
-    if (lane + offset < 32) m = merge(m, other);
-  }
-  return m;
-}
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // ---- mbarriers (CTA scope) ----
 __device__ __forceinline__ void bar_init(unsigned long long* bar, unsigned count) {
