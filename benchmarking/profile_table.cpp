@@ -41,12 +41,17 @@ std::vector<counter_agreement> ncu_agreement(const diagnostics& d) {
     for (const auto& [name, cupti] : k.counters) {
       const auto it = n.counters.find(name);
       if (it == n.counters.end()) continue;
+      // ncu's value stands for every number that prints as it does.
+      const auto printed = n.resolution.find(name);
+      const double apart =
+          std::max(0.0, std::abs(it->second - cupti) -
+                            (printed == n.resolution.end() ? 0.0 : printed->second));
       const double scale = std::max(std::abs(cupti), std::abs(it->second));
       out.push_back({.counter = name,
                      .launch = k.launch,
                      .cupti = cupti,
                      .ncu = it->second,
-                     .difference = scale > 0 ? std::abs(it->second - cupti) / scale : 0.0});
+                     .difference = scale > 0 ? apart / scale : 0.0});
     }
   }
   return out;
@@ -131,9 +136,9 @@ result_table profile_table(const bench_report& report) {
         }
       }
       for (const auto& a : ncu_agreement(*r.profile)) {
-        row.details.push_back(fmt::format("  {} (launch {}): CUPTI {:.6g}, ncu {:.6g}, {:.2f}% apart",
-                                          a.counter, a.launch, a.cupti, a.ncu,
-                                          100 * a.difference));
+        row.details.push_back(
+            fmt::format("  {} (launch {}): CUPTI {:.6g}, ncu {:.6g}, {:.2f}% apart", a.counter,
+                        a.launch, a.cupti, a.ncu, 100 * a.difference));
       }
     }
     t.rows.push_back(std::move(row));

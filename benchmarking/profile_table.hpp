@@ -23,7 +23,9 @@ struct counter_agreement {
   std::size_t launch = 0;
   double cupti = 0;
   double ncu = 0;
-  double difference = 0;  // |ncu - cupti| / max(|ncu|, |cupti|); 0 where both are 0
+  // |ncu - cupti|, less half a unit in the last digit ncu printed, / max(|ncu|, |cupti|); 0
+  // where both are 0
+  double difference = 0;
 };
 std::vector<counter_agreement> ncu_agreement(const diagnostics& d);
 

@@ -32,6 +32,7 @@ std::map<std::string, double> plan_counters(const counter_profile& p) {
 json to_json(const kernel_counters& k) {
   json j{{"launch", k.launch}, {"kernel", k.kernel}, {"counters", k.counters}};
   if (k.occupancy) j["occupancy"] = to_json(*k.occupancy);
+  if (!k.resolution.empty()) j["resolution"] = k.resolution;
   return j;
 }
 
@@ -39,8 +40,10 @@ kernel_counters kernel_counters_from_json(const json& j) {
   kernel_counters k{.launch = j.at("launch").get<std::size_t>(),
                     .kernel = j.at("kernel").get<std::string>(),
                     .counters = j.at("counters").get<std::map<std::string, double>>(),
-                    .occupancy = std::nullopt};
+                    .occupancy = std::nullopt,
+                    .resolution = {}};
   if (j.contains("occupancy")) k.occupancy = occupancy_estimate_from_json(j["occupancy"]);
+  if (j.contains("resolution")) k.resolution = j["resolution"].get<std::map<std::string, double>>();
   return k;
 }
 

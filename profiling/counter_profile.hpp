@@ -20,6 +20,9 @@ struct kernel_counters {
   std::string kernel;      // the lowered name
   std::map<std::string, double> counters;
   std::optional<occupancy_estimate> occupancy;
+  // Half a unit in the last digit of counters read from text (ncu prints "0.07"), in the
+  // counter's unit; a counter not named here is exact.
+  std::map<std::string, double> resolution;
 };
 
 struct counter_profile {

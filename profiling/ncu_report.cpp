@@ -1,6 +1,8 @@
 #include "profiling/ncu_report.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -43,13 +45,30 @@ std::vector<std::string> fields_of(std::string_view line) {
   return fields;
 }
 
-// "134,308,864" or "74.74"; none for "n/a" or an empty field.
-std::optional<double> number_of(std::string text) {
+struct printed_number {
+  double value = 0;
+  double resolution = 0;  // half a unit in its last digit
+};
+
+// "134,308,864", "74.74" or "1.95638e+09"; none for "n/a" or an empty field.
+std::optional<printed_number> number_of(std::string text) {
   std::erase(text, ',');
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
+  const std::size_t e = text.find_first_of("eE");
+  const std::string mantissa = text.substr(0, e);
+  const std::size_t point = mantissa.find('.');
+  int decimals = point == std::string::npos ? 0 : static_cast<int>(mantissa.size() - point - 1);
+  int exponent = 0;
+  if (e == std::string::npos) {
+    // ncu prints two decimals and drops trailing zeros ("0", "0.5"), so a plain number is known
+    // to its second decimal at least.
+    decimals = std::max(decimals, 2);
+  } else {
+    exponent = std::stoi(text.substr(e + 1));
+  }
+  return printed_number{value, 0.5 * std::pow(10.0, exponent - decimals)};
 }
 
 }  // namespace
@@ -97,11 +116,15 @@ counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::strin
     kernel_counters k{.launch = p.kernels.size(),
                       .kernel = fields[kernel_column],
                       .counters = {},
-                      .occupancy = std::nullopt};
+                      .occupancy = std::nullopt,
+                      .resolution = {}};
     for (std::size_t i = 0; i < header.size(); ++i) {
       for (const auto& m : metrics) {
         if (header[i] != m) continue;
-        if (auto v = number_of(fields[i])) k.counters[m] = *v;
+        if (auto v = number_of(fields[i])) {
+          k.counters[m] = v->value;
+          k.resolution[m] = v->resolution;
+        }
       }
     }
     p.kernels.push_back(std::move(k));

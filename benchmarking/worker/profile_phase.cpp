@@ -88,7 +88,8 @@ counter_profile run_profile(worker_context& w) {
     p.kernels.push_back({.launch = i,
                          .kernel = l.lowered,
                          .counters = {},
-                         .occupancy = occupancy_of(l, w.module->function(l.lowered), sm)});
+                         .occupancy = occupancy_of(l, w.module->function(l.lowered), sm),
+                         .resolution = {}});
   }
   if (w.request.wrapped_profiler) {
     p.source = "Nsight Compute";

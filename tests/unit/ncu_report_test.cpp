@@ -37,6 +37,33 @@ TEST(NcuReport, ReadsEachKernelsCountersInLaunchOrder) {
   EXPECT_TRUE(p.missing.empty());
 }
 
+// ncu prints two decimals, or six digits in scientific notation, and drops trailing zeros: each
+// value stands for every number that prints as it does.
+TEST(NcuReport, KeepsHowPreciselyNcuPrintedEachValue) {
+  const std::vector<std::string> asked{
+      "smsp__cycles_elapsed.avg.per_second",
+      "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "dram__bytes_read.sum"};
+  const std::string csv =
+      R"("ID","Kernel Name","smsp__cycles_elapsed.avg.per_second",)"
+      R"("smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",)"
+      R"("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio","dram__bytes_read.sum")"
+      "\n"
+      R"("0","rmsnorm_vec_regs","1.95638e+09","0","1.47","134,310,000")"
+      "\n";
+  const counter_profile p = parse_ncu_csv(csv, asked);
+  ASSERT_EQ(p.kernels.size(), 1U);
+  const auto& r = p.kernels[0].resolution;
+  EXPECT_DOUBLE_EQ(p.kernels[0].counters.at(asked[0]), 1.95638e9);
+  EXPECT_DOUBLE_EQ(r.at(asked[0]), 5e3);
+  EXPECT_DOUBLE_EQ(r.at(asked[1]), 0.005);
+  EXPECT_DOUBLE_EQ(r.at(asked[2]), 0.005);
+  EXPECT_DOUBLE_EQ(r.at(asked[3]), 0.005);
+  // What the CSV lacked has no resolution either.
+  EXPECT_FALSE(
+      parse_ncu_csv(recorded, metrics).kernels[1].resolution.contains("dram__bytes_read.sum"));
+}
+
 TEST(NcuReport, NamesTheCountersTheReportLacks) {
   std::vector<std::string> asked = metrics;
   asked.emplace_back("sm__warps_active.avg.pct_of_peak_sustained_active");

@@ -66,13 +66,15 @@ TEST(CounterProfile, APlanAddsItsKernelsBytesAndWeighsTheirRatesByTime) {
                        .counters = {{std::string(counter::duration_ns), 30000},
                                     {std::string(counter::dram_bytes_read), 1e8},
                                     {std::string(counter::dram_throughput_pct), 90}},
-                       .occupancy = std::nullopt});
+                       .occupancy = std::nullopt,
+                       .resolution = {}});
   p.kernels.push_back({.launch = 1,
                        .kernel = "apply",
                        .counters = {{std::string(counter::duration_ns), 10000},
                                     {std::string(counter::dram_bytes_read), 5e7},
                                     {std::string(counter::dram_throughput_pct), 50}},
-                       .occupancy = std::nullopt});
+                       .occupancy = std::nullopt,
+                       .resolution = {}});
   const auto plan = plan_counters(p);
   EXPECT_DOUBLE_EQ(plan.at(std::string(counter::duration_ns)), 40000);
   EXPECT_DOUBLE_EQ(plan.at(std::string(counter::dram_bytes_read)), 1.5e8);

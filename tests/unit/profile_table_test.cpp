@@ -21,14 +21,16 @@ diagnostics rmsnorm() {
                     {std::string(counter::dram_bytes_written), 105558000},
                     {std::string(counter::dram_bytes_written_back), 28700000},
                     {std::string(counter::dram_throughput_pct), 72.81}},
-       .occupancy = estimate_occupancy({.threads = 128, .registers_per_thread = 40}, {})});
+       .occupancy = estimate_occupancy({.threads = 128, .registers_per_thread = 40}, {}),
+       .resolution = {}});
   d.ncu = counter_profile{};
   d.ncu->source = "Nsight Compute";
   d.ncu->kernels.push_back({.launch = 0,
                             .kernel = "rmsnorm_vec_regs",
                             .counters = {{std::string(counter::dram_bytes_read), 134305000},
                                          {std::string(counter::dram_throughput_pct), 76.15}},
-                            .occupancy = std::nullopt});
+                            .occupancy = std::nullopt,
+                            .resolution = {}});
   d.ncu_report_sha256 = std::string(64, 'c');
   return d;
 }
@@ -42,6 +44,25 @@ TEST(ProfileTable, NcuIsSetBesideCuptiCounterByCounter) {
     } else {
       EXPECT_EQ(a.counter, counter::dram_throughput_pct);
       EXPECT_NEAR(a.difference, 0.0439, 1e-4);
+    }
+  }
+}
+
+TEST(ProfileTable, NcusValueStandsForEveryNumberThatPrintsAsItDoes) {
+  // layernorm_resident on the H200: ncu printed the drain stalls as "0" and the wait stalls
+  // as "1.89".
+  const std::string drain = "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio";
+  const std::string wait = "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio";
+  diagnostics d = rmsnorm();
+  d.counters.kernels[0].counters = {{drain, 0.000529264}, {wait, 1.8859}};
+  d.ncu->kernels[0].counters = {{drain, 0.0}, {wait, 1.89}};
+  d.ncu->kernels[0].resolution = {{drain, 0.005}, {wait, 0.005}};
+  for (const auto& a : ncu_agreement(d)) EXPECT_EQ(a.difference, 0.0) << a.counter;
+  // Beyond the printed digits, the difference counts from their edge.
+  d.counters.kernels[0].counters[wait] = 2.0;
+  for (const auto& a : ncu_agreement(d)) {
+    if (a.counter == wait) {
+      EXPECT_NEAR(a.difference, (2.0 - 1.895) / 2.0, 1e-12);
     }
   }
 }
