@@ -13,34 +13,23 @@
 // Large inputs run on CLUSTER multiprocessors only; cross_entropy_split.cu is for those.
 #include <cuda_fp16.h>
 
+#include "common/cluster.cuh"
+
 #ifndef CLUSTER
 #define CLUSTER 8
 #endif
 
 namespace {
 
+using blaster_common::cluster_arrive;
+using blaster_common::cluster_rank;
+using blaster_common::cluster_wait;
+using blaster_common::load_remote_float;
+
 constexpr float log2e = 1.4426950408889634f;
 constexpr int thread_row_classes = 32;  // up to this many classes, a thread owns a row
 
 __device__ float minus_infinity() { return __int_as_float(0xff800000); }
-
-__device__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-__device__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
-__device__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
-
-__device__ float load_remote(const float* local, unsigned rank) {
-  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(local));
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
 
 // -log_softmax(row)[target] for a short row, by one thread; the second pass hits L1.
 __device__ float row_loss_thread(const __half* row, int classes, long long target) {
@@ -152,7 +141,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
   cluster_wait();
   if (rank == 0 && threadIdx.x == 0) {
     float total = 0.0f;
-    for (unsigned r = 0; r < CLUSTER; ++r) total += load_remote(&block_total, r);
+    for (unsigned r = 0; r < CLUSTER; ++r) total += load_remote_float(&block_total, r);
     loss[0] = total / rows;
   }
   // No block leaves while rank 0 may still read its shared memory.

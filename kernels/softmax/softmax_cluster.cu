@@ -12,11 +12,18 @@
 // every block writes its slice from registers. Rows past the cluster's registers stream twice.
 #include <cuda_fp16.h>
 
+#include "common/cluster.cuh"
+
 #ifndef CLUSTER
 #define CLUSTER 8
 #endif
 
 namespace {
+
+using blaster_common::cluster_arrive;
+using blaster_common::cluster_rank;
+using blaster_common::cluster_wait;
+using blaster_common::load_remote_float2;
 
 constexpr float log2e = 1.4426950408889634f;
 
@@ -41,26 +48,10 @@ __device__ stat shuffle(stat v, int mask) {
   return {__shfl_xor_sync(0xffffffffu, v.m, mask), __shfl_xor_sync(0xffffffffu, v.s, mask)};
 }
 
-__device__ unsigned cluster_rank() {
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-__device__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
-__device__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
-
-// Reads a stat another block of the cluster keeps at the same shared-memory address.
+// Reads the stat that block `rank` of the cluster keeps where this block keeps `local`.
 __device__ stat load_remote(const stat* local, unsigned rank) {
-  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(local));
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
-  stat v;
-  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];"
-               : "=f"(v.m), "=f"(v.s)
-               : "r"(remote)
-               : "memory");
-  return v;
+  const float2 v = load_remote_float2(reinterpret_cast<const float2*>(local), rank);
+  return {v.x, v.y};
 }
 
 union pack {
