@@ -20,93 +20,29 @@
 #include <cuda_fp16.h>
 
 #include "common/bulk_copy.cuh"
+#include "common/online_softmax.cuh"
 
 namespace {
 
 using blaster_common::bulk_fetch;
+using blaster_common::empty_pack;
+using blaster_common::exp2_ftz;
+using blaster_common::fold_packs;
+using blaster_common::fold_value;
+using blaster_common::log2e;
+using blaster_common::minus_infinity;
+using blaster_common::online;
+using blaster_common::online_empty;
+using blaster_common::warp_total;
 using blaster_common::dynamic_shared_bytes;
 using blaster_common::mbarrier_init;
 using blaster_common::mbarrier_wait;
 
 namespace cg = cooperative_groups;
 
-constexpr float log2e = 1.4426950408889634f;
 constexpr int thread_row_classes = 32;  // up to this many classes, a thread owns a row
 constexpr int max_stages = 8;           // per warp
 constexpr int group_packs = 8;          // 16-byte packs per lane in flight from shared memory
-
-__device__ float minus_infinity() { return __int_as_float(0xff800000); }
-
-// 2^x; subnormal results flush to 0, below any sum's last bit.
-__device__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-union pack {
-  uint4 v;
-  __half2 h2[4];
-};
-
-struct online {
-  float m;
-  float s;
-};
-
-// One element into a running (max, sum of exp(v - max)): the sum is rescaled only when the max
-// rises.
-__device__ void fold_value(online& acc, float v) {
-  if (v > acc.m) {
-    acc.s = acc.s * exp2_ftz((acc.m - v) * log2e) + 1.0f;  // acc.m = -inf: 0 * 0 + 1
-    acc.m = v;
-  } else if (v != minus_infinity()) {
-    acc.s += exp2_ftz((v - acc.m) * log2e);
-  }
-}
-
-// COUNT packs into a running (max, sum): their max first, then one exponential per element.
-template <int COUNT>
-__device__ void fold_packs(online& acc, const uint4 (&v)[COUNT]) {
-  __half2 hm = __half2half2(__ushort_as_half(0xfc00));
-#pragma unroll
-  for (int q = 0; q < COUNT; ++q) {
-    pack u;
-    u.v = v[q];
-    hm = __hmax2(hm, __hmax2(__hmax2(u.h2[0], u.h2[1]), __hmax2(u.h2[2], u.h2[3])));
-  }
-  const float gm = fmaxf(__low2float(hm), __high2float(hm));
-  if (gm == minus_infinity()) return;  // nothing here; would make the shift +inf below
-  if (gm > acc.m) {
-    acc.s *= exp2_ftz((acc.m - gm) * log2e);  // acc.m = -inf: 0 * 0
-    acc.m = gm;
-  }
-  const float shift = -acc.m * log2e;
-  float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int q = 0; q < COUNT; ++q) {
-    pack u;
-    u.v = v[q];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 f = __half22float2(u.h2[k]);
-      e[k] += exp2_ftz(fmaf(f.x, log2e, shift)) + exp2_ftz(fmaf(f.y, log2e, shift));
-    }
-  }
-  acc.s += (e[0] + e[1]) + (e[2] + e[3]);
-}
-
-// The 32 lanes' (max, sum) combined, the same bits in every lane: a max butterfly, one rescale
-// per lane, then a sum butterfly (a + b = b + a, so both partners of each step agree).
-__device__ online warp_total(online v) {
-  float m = v.m;
-#pragma unroll
-  for (int mask = 16; mask > 0; mask /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, mask));
-  float s = v.m == minus_infinity() ? 0.0f : v.s * exp2_ftz((v.m - m) * log2e);
-#pragma unroll
-  for (int mask = 16; mask > 0; mask /= 2) s += __shfl_xor_sync(0xffffffffu, s, mask);
-  return {m, s};
-}
 
 // -log_softmax(row)[target] for a short row, by one thread; the second pass hits L1.
 __device__ float row_loss_thread(const __half* row, int classes, long long target) {
@@ -121,7 +57,7 @@ __device__ float row_loss_thread(const __half* row, int classes, long long targe
 // The same for a long row read straight from global memory by a warp, returned to every lane.
 __device__ float row_loss_warp(const __half* row, int classes, long long target, bool vector) {
   const int lane = threadIdx.x % 32;
-  online acc = {minus_infinity(), 0.0f};
+  online acc = online_empty();
   if (vector) {
     const uint4* packs = reinterpret_cast<const uint4*>(row);
     const int count = classes / 8;
@@ -192,14 +128,13 @@ __global__ void __launch_bounds__(WARPS * 32, PER_SM)
       if (r + WARPS < last) target_next = __ldg(targets + r + WARPS);  // lands during this row
       mbarrier_wait(&bars[s], (j / stages) & 1);
       const uint4* data = own + s * row_packs;
-      online acc = {minus_infinity(), 0.0f};
+      online acc = online_empty();
       for (int base = 0; base < row_packs; base += 32 * group_packs) {
         uint4 v[group_packs];
 #pragma unroll
         for (int q = 0; q < group_packs; ++q) {
           const int p = base + lane + 32 * q;
-          v[q] = p < row_packs ? data[p] : make_uint4(0xfc00fc00u, 0xfc00fc00u, 0xfc00fc00u,
-                                                      0xfc00fc00u);
+          v[q] = p < row_packs ? data[p] : empty_pack();
         }
         fold_packs<group_packs>(acc, v);
       }

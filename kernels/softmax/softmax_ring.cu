@@ -21,6 +21,7 @@
 
 #include "common/bulk_copy.cuh"
 #include "common/cluster.cuh"
+#include "common/online_softmax.cuh"
 
 namespace {
 
@@ -28,101 +29,40 @@ using blaster_common::bulk_fetch;
 using blaster_common::cluster_arrive;
 using blaster_common::cluster_rank;
 using blaster_common::cluster_wait;
+using blaster_common::combine;
 using blaster_common::dynamic_shared_bytes;
+using blaster_common::empty_pack;
+using blaster_common::exp2_ftz;
+using blaster_common::fold_packs;
+using blaster_common::half_pack;
+using blaster_common::log2e;
 using blaster_common::load_remote_float2;
 using blaster_common::mbarrier_init;
 using blaster_common::mbarrier_wait;
+using blaster_common::minus_infinity;
+using blaster_common::online;
+using blaster_common::online_empty;
+using blaster_common::warp_total;
 
 constexpr int cluster_size = 8;
-constexpr float log2e = 1.4426950408889634f;
-
-__device__ float minus_infinity() { return __int_as_float(0xff800000); }
-
-// 2^x; subnormal results flush to 0, below any sum's last bit.
-__device__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// A partial softmax: the max of some elements (x) and the sum of exp(v - max) over them (y);
-// x = -inf holds no element.
-using stat = float2;
-
-// Symmetric in a and b, so both partners of a butterfly step get the same bits.
-__device__ stat combine(stat a, stat b) {
-  if (a.x == minus_infinity()) return b;
-  if (b.x == minus_infinity()) return a;
-  const float m = fmaxf(a.x, b.x);
-  return {m, a.y * exp2_ftz((a.x - m) * log2e) + b.y * exp2_ftz((b.x - m) * log2e)};
-}
-
-// The warp's stats combined, the same bits in every lane.
-__device__ stat warp_combine(stat v) {
-#pragma unroll
-  for (int mask = 16; mask > 0; mask /= 2) {
-    v = combine(v, {__shfl_xor_sync(0xffffffffu, v.x, mask),
-                    __shfl_xor_sync(0xffffffffu, v.y, mask)});
-  }
-  return v;
-}
-
-union pack {
-  uint4 v;
-  __half h[8];
-  __half2 h2[4];
-};
-
-__device__ uint4 empty_pack() { return make_uint4(0xfc00fc00u, 0xfc00fc00u, 0xfc00fc00u, 0xfc00fc00u); }
 
 // Elements 8p to 8p + 7 of a slice of n; those at or past n read as -infinity, which no max and
 // no sum notices. `vector`: the slice starts 16-byte aligned.
 __device__ uint4 load_pack(const __half* slice, int n, int p, bool vector) {
   const int first = p * 8;
   if (vector && first + 8 <= n) return *reinterpret_cast<const uint4*>(slice + first);
-  pack u;
+  half_pack u;
 #pragma unroll
   for (int k = 0; k < 8; ++k) u.h[k] = first + k < n ? slice[first + k] : __ushort_as_half(0xfc00);
   return u.v;
 }
 
-// Packs into a running (max, sum): their max first, then one exponential per element.
-template <int COUNT>
-__device__ void fold_packs(stat& acc, const uint4 (&v)[COUNT]) {
-  __half2 hm = __half2half2(__ushort_as_half(0xfc00));
-#pragma unroll
-  for (int q = 0; q < COUNT; ++q) {
-    pack u;
-    u.v = v[q];
-    hm = __hmax2(hm, __hmax2(__hmax2(u.h2[0], u.h2[1]), __hmax2(u.h2[2], u.h2[3])));
-  }
-  const float gm = fmaxf(__low2float(hm), __high2float(hm));
-  if (gm == minus_infinity()) return;  // nothing here; would make the shift +inf below
-  if (gm > acc.x) {
-    acc.y *= exp2_ftz((acc.x - gm) * log2e);  // acc.x = -inf: 0 * 0
-    acc.x = gm;
-  }
-  const float shift = -acc.x * log2e;
-  float e[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int q = 0; q < COUNT; ++q) {
-    pack u;
-    u.v = v[q];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 f = __half22float2(u.h2[k]);
-      e[k] += exp2_ftz(fmaf(f.x, log2e, shift)) + exp2_ftz(fmaf(f.y, log2e, shift));
-    }
-  }
-  acc.y += (e[0] + e[1]) + (e[2] + e[3]);
-}
-
 // This thread's packs tid, tid + THREADS, ... of the slice, in a fixed order.
 template <int THREADS>
-__device__ stat thread_stat(const __half* slice, int n, bool vector) {
+__device__ online thread_stat(const __half* slice, int n, bool vector) {
   constexpr int group = 2;  // packs in flight per thread
   const int packs = (n + 7) / 8;
-  stat acc = {minus_infinity(), 0.0f};
+  online acc = online_empty();
   for (int base = threadIdx.x; base < packs; base += THREADS * group) {
     uint4 v[group];
 #pragma unroll
@@ -136,14 +76,14 @@ __device__ stat thread_stat(const __half* slice, int n, bool vector) {
 }
 
 template <int THREADS>
-__device__ void store_slice(__half* to, const __half* slice, int n, bool vector, stat total) {
-  const float shift = -total.x * log2e;
-  const float inverse = 1.0f / total.y;
+__device__ void store_slice(__half* to, const __half* slice, int n, bool vector, online total) {
+  const float shift = -total.m * log2e;
+  const float inverse = 1.0f / total.s;
   const int packs = (n + 7) / 8;
   for (int p = threadIdx.x; p < packs; p += THREADS) {
-    pack in;
+    half_pack in;
     in.v = load_pack(slice, n, p, vector);
-    pack result;
+    half_pack result;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const float2 f = __half22float2(in.h2[k]);
@@ -169,8 +109,8 @@ __global__ void __cluster_dims__(cluster_size, 1, 1) __launch_bounds__(THREADS, 
     softmax_ring(__half* __restrict__ out, const __half* __restrict__ x, int rows, int length) {
   extern __shared__ uint4 stage_data[];
   __shared__ unsigned long long full[STAGES];
-  __shared__ stat warp_stats[THREADS / 32];
-  __shared__ stat posted[2];  // this block's stat of the last two rows, read by the cluster
+  __shared__ online warp_stats[THREADS / 32];
+  __shared__ float2 posted[2];  // this block's stat of the last two rows, read by the cluster
   const unsigned rank = cluster_rank();
   const int cluster = static_cast<int>(blockIdx.x) / cluster_size;
   const int clusters = static_cast<int>(gridDim.x) / cluster_size;
@@ -209,24 +149,27 @@ __global__ void __cluster_dims__(cluster_size, 1, 1) __launch_bounds__(THREADS, 
     const __half* data = staged ? stage(s) : x + row * length + begin;
 
     // This block's (max, sum), combined in a fixed order, posted for the cluster.
-    const stat mine = warp_combine(thread_stat<THREADS>(data, n, vector));
+    const online mine = warp_total(thread_stat<THREADS>(data, n, vector));
     if (lane == 0) warp_stats[warp] = mine;
     __syncthreads();
     if (threadIdx.x == 0) {
-      stat block = warp_stats[0];
+      online block = warp_stats[0];
 #pragma unroll
       for (int w = 1; w < THREADS / 32; ++w) block = combine(block, warp_stats[w]);
-      posted[j % 2] = block;
+      posted[j % 2] = {block.m, block.s};
     }
     // A block rewrites posted[j % 2] for row j + 2 only after every block has passed the
     // barrier of row j + 1, and so has read it for row j.
     cluster_arrive();
     cluster_wait();
-    // Lane r reads block r's stat; the butterfly gives every lane of every warp of every block
-    // the same bits.
-    const stat total = warp_combine(lane < cluster_size
-                                        ? load_remote_float2(&posted[j % 2], lane)
-                                        : stat{minus_infinity(), 0.0f});
+    // Lane r reads block r's stat; warp_total gives every lane of every warp of every block the
+    // same bits.
+    online total = online_empty();
+    if (lane < cluster_size) {
+      const float2 posted_by = load_remote_float2(&posted[j % 2], lane);
+      total = {posted_by.x, posted_by.y};
+    }
+    total = warp_total(total);
 
     store_slice<THREADS>(out + row * length + begin, data, n, vector, total);
 
