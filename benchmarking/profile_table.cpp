@@ -136,9 +136,9 @@ result_table profile_table(const bench_report& report) {
         }
       }
       for (const auto& a : ncu_agreement(*r.profile)) {
-        row.details.push_back(
-            fmt::format("  {} (launch {}): CUPTI {:.6g}, ncu {:.6g}, {:.2f}% apart", a.counter,
-                        a.launch, a.cupti, a.ncu, 100 * a.difference));
+        row.details.push_back(fmt::format("  {} (launch {}): CUPTI {:.6g}, ncu {:.6g}, {:.2f}% apart",
+                                          a.counter, a.launch, a.cupti, a.ncu,
+                                          100 * a.difference));
       }
     }
     t.rows.push_back(std::move(row));
