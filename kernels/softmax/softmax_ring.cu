@@ -39,7 +39,6 @@ using blaster_common::load_remote_float2;
 using blaster_common::log2e;
 using blaster_common::mbarrier_init;
 using blaster_common::mbarrier_wait;
-using blaster_common::minus_infinity;
 using blaster_common::online;
 using blaster_common::online_empty;
 using blaster_common::warp_total;
