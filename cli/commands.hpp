@@ -25,6 +25,11 @@ command_fn add_export_command(CLI::App& app, const global_options& global);
 command_fn add_verify_command(CLI::App& app, const global_options& global);
 command_fn add_keygen_command(CLI::App& app, const global_options& global);
 
+// The optimization loop, its memory and its trajectories: cli/optimize_commands.cpp.
+command_fn add_optimize_command(CLI::App& app, const global_options& global);
+command_fn add_memory_command(CLI::App& app, const global_options& global);
+command_fn add_trajectories_command(CLI::App& app, const global_options& global);
+
 // `blaster verify`: the bundle was read, and it does not hold.
 inline constexpr int exit_not_verified = 4;
 

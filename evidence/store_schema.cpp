@@ -292,6 +292,43 @@ CREATE TABLE variant_diagnostics(
   ncu_report_sha256 TEXT CHECK(ncu_report_sha256 IS NULL OR length(ncu_report_sha256) = 64)
 );
 )sql"},
+    // The optimization memory: every step of an optimize run (or a served evaluation), what the
+    // proposer said it tried and what came of it. `status` is the trajectory's (ok, compileerror,
+    // wrongresult), `reason` blaster's finer one; the bench run that judged the step holds the
+    // evidence. The proposer's reply and the source live in the CAS.
+    migration{6, R"sql(
+CREATE TABLE optimize_steps(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  step INTEGER NOT NULL,
+  parent_step INTEGER,
+  task TEXT NOT NULL,
+  case_name TEXT,
+  hypothesis TEXT NOT NULL DEFAULT '',
+  kind TEXT NOT NULL DEFAULT '',
+  tags_json TEXT NOT NULL DEFAULT '[]' CHECK(json_valid(tags_json)),
+  status TEXT NOT NULL,
+  reason TEXT,
+  message TEXT,
+  variant TEXT,
+  params_json TEXT CHECK(params_json IS NULL OR json_valid(params_json)),
+  time_us REAL,
+  baseline_us REAL,
+  speedup REAL,
+  speedup_low REAL,
+  speedup_high REAL,
+  reward REAL NOT NULL DEFAULT 0,
+  diagnosis TEXT,
+  kept INTEGER NOT NULL DEFAULT 0,
+  at_s REAL NOT NULL,
+  elapsed_s REAL NOT NULL,
+  bench_run_id INTEGER REFERENCES runs(id),
+  source_sha256 TEXT CHECK(source_sha256 IS NULL OR length(source_sha256) = 64),
+  reply_sha256 TEXT CHECK(reply_sha256 IS NULL OR length(reply_sha256) = 64),
+  UNIQUE(run_id, step)
+);
+CREATE INDEX optimize_steps_task ON optimize_steps(task);
+)sql"},
 };
 
 }  // namespace

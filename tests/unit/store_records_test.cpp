@@ -247,6 +247,14 @@ TEST_F(StoreRecords, CatalogKnowsEveryDigestColumn) {
                                 .diagnosis = "bandwidth-bound (DRAM at 76% of peak)",
                                 .profile_sha256 = s_.cas().put("{\"counters\": {}}"),
                                 .ncu_report_sha256 = s_.cas().put("NVIDIA Nsight Compute report")}});
+  // An optimization step, as optimize/optimization_memory.cpp writes it.
+  statement step = s_.db().prepare(
+      "INSERT INTO optimize_steps(run_id, step, task, status, at_s, elapsed_s, source_sha256, "
+      "reply_sha256) VALUES(?1, 1, 'rmsnorm', 'ok', 0, 0, ?2, ?3)");
+  step.bind(1, run.run_id);
+  step.bind(2, s_.cas().put("/* blaster {} */"));
+  step.bind(3, s_.cas().put("{\"source\": \"/* blaster {} */\"}"));
+  step.step();
 
   std::set<std::string> schema_columns;
   statement tables = s_.db().prepare(

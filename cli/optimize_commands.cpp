@@ -1,0 +1,268 @@
+// blaster optimize, blaster memory, blaster trajectories export: the optimization loop, what it
+// remembers, and its sessions as trajectories.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/error_report.hpp"
+#include "cli/store_access.hpp"
+#include "core/error.hpp"
+#include "evidence/signature.hpp"
+#include "evidence/table_renderer.hpp"
+#include "optimize/bench_evaluator.hpp"
+#include "optimize/optimization_memory.hpp"
+#include "optimize/optimize_loop.hpp"
+#include "optimize/trajectory.hpp"
+
+namespace blaster::cli {
+namespace {
+
+std::string interval_text(const attempt& a) {
+  if (!a.speedup) return "-";
+  if (!a.speedup_low || !a.speedup_high) return fmt::format("{:.2f}x", *a.speedup);
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *a.speedup, *a.speedup_low, *a.speedup_high);
+}
+
+std::string step_line(const attempt& a) {
+  std::string line = fmt::format("step {:>3}  {:<12} {:<18}", a.step, a.status,
+                                 a.reason.empty() ? "-" : a.reason);
+  if (a.time_us) {
+    line += fmt::format(" {:>10.2f} us  {}  reward {:.3f}", *a.time_us, interval_text(a), a.reward);
+  } else if (!a.message.empty()) {
+    line += " " + a.message.substr(0, 120);
+  }
+  if (a.kept) line += "  (best)";
+  if (!a.hypothesis.empty()) line += "\n          " + a.hypothesis;
+  return line;
+}
+
+result_table memory_table(const std::vector<optimization_memory::entry>& entries) {
+  result_table t;
+  t.columns = {{.metric = {.tag = "run_id", .name = "run", .format = "{:.0f}"}, .width = 4},
+               {.metric = {.tag = "step", .name = "step", .format = "{:.0f}"}, .width = 4},
+               {.metric = {.tag = "task", .name = "task"}, .left = true},
+               {.metric = {.tag = "status", .name = "status"}, .left = true},
+               {.metric = {.tag = "reason", .name = "reason"}, .left = true},
+               {.metric = {.tag = "speedup", .name = "speedup [95%]"}, .left = true},
+               {.metric = {.tag = "reward", .name = "reward", .format = "{:.3f}"}},
+               {.metric = {.tag = "tags", .name = "tags"}, .left = true},
+               {.metric = {.tag = "hypothesis", .name = "hypothesis"}, .left = true}};
+  t.summary_after = t.columns.size();
+  for (const auto& e : entries) {
+    const attempt& a = e.step;
+    t.rows.push_back({.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step), e.task,
+                                a.status, a.reason.empty() ? std::string("-") : a.reason,
+                                interval_text(a), a.reward,
+                                a.tags.empty() ? std::string("-")
+                                               : fmt::format("{}", fmt::join(a.tags, ",")),
+                                a.hypothesis.empty() ? std::string("-") : a.hypothesis}});
+  }
+  return t;
+}
+
+}  // namespace
+
+command_fn add_optimize_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::string task;
+    std::string proposer;
+    std::string case_name;
+    std::optional<int> steps;
+    std::optional<double> minutes;
+    int sessions = 3;
+    bool no_profile = false;
+    int history = 8;
+    double reply_timeout_s = 300.0;
+    std::optional<std::uint64_t> seed;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Run an optimization loop: a proposer (any program) proposes kernels, blaster judges each "
+      "one as bench does and answers with a structured verdict, and every step is recorded.");
+  cmd->footer(
+      "The proposer is started once with `sh -c CMD` and speaks newline-delimited JSON: for each "
+      "step blaster writes one request line on its standard input (the task's contract and "
+      "baseline, the device, the best source so far with its verdict, the last attempts with "
+      "their feedback, and matching entries of the optimization memory) and reads one reply line "
+      "from its standard output: {\"source\": \"...\", \"hypothesis\": \"...\", \"tags\": [...]}, "
+      "or {\"stop\": true}. optimize/PROTOCOL.md has the schemas. The proposer's standard error "
+      "goes to proposer.log in the run's folder under the home.\n\n"
+      "Each step is judged like `blaster bench --candidate STEP.cu --sessions N`: compiled, "
+      "gated on every case, timed against the baseline in the same run, with the counters' "
+      "diagnosis. Its reward is the lower bound of the speedup's 95% interval (0 when rejected). "
+      "A reply that is not a candidate is a recorded step (invalid_reply), and the loop goes on; "
+      "a proposer that hangs past --reply-timeout, floods, or exits ends the session cleanly.\n\n"
+      "Examples:\n"
+      "  blaster optimize --task rmsnorm --proposer 'python3 my_agent.py' --steps 20\n"
+      "  blaster trajectories export --run latest --out session-12\n\n"
+      "Exit status: 0 the session ended by its steps, minutes or the proposer's stop; 1 the "
+      "proposer hung, flooded or died, or the machine failed; 2 bad input; 3 no GPU to judge a "
+      "candidate that compiled (what came before is recorded).");
+  cmd->add_option("--task", f->task, "task name: a folder under tasks/")->required();
+  cmd->add_option("--proposer", f->proposer, "the proposer's command, run with sh -c")
+      ->required();
+  cmd->add_option("--case", f->case_name, "time this case (default: the canonical one)");
+  cmd->add_option("--steps", f->steps, "at most this many steps (default 10 without --minutes)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--minutes", f->minutes, "ask for no new step after this many minutes")
+      ->check(finite_range(0.01, 1e6));
+  cmd->add_option("--sessions", f->sessions,
+                  "timing sessions per step, baseline and candidate alternating: the speedup's "
+                  "interval needs at least 2")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_flag("--no-profile", f->no_profile,
+                "skip the hardware counters of each passing step (faster; no diagnosis)");
+  cmd->add_option("--history", f->history, "attempts each request carries back as feedback")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--reply-timeout", f->reply_timeout_s,
+                  "seconds the proposer may take for one reply before it is killed")
+      ->check(finite_range(0.1, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--seed", f->seed, "input seed of every step (default: drawn per step)");
+
+  return [f, &global]() {
+    require_format(global, {"table", "json"}, "optimize");
+    optimize_options o;
+    const auto root = resolve_root(global);
+    o.task = brief_of(root, f->task, f->case_name);
+    o.proposer = f->proposer;
+    o.steps = f->steps;
+    o.minutes = f->minutes;
+    if (!o.steps && !o.minutes) o.steps = 10;
+    o.history = f->history;
+    o.reply_deadline =
+        std::chrono::milliseconds(static_cast<long long>(f->reply_timeout_s * 1000.0));
+    o.command = fmt::format("blaster optimize --task {} --proposer '{}'", f->task, f->proposer);
+    if (!f->case_name.empty()) o.command += " --case " + f->case_name;
+    if (f->steps) o.command += fmt::format(" --steps {}", *f->steps);
+    if (f->minutes) o.command += fmt::format(" --minutes {:g}", *f->minutes);
+    if (f->sessions != 3) o.command += fmt::format(" --sessions {}", f->sessions);
+    if (f->no_profile) o.command += " --no-profile";
+
+    store records(resolve_home(global.home));
+    bench_options b;
+    b.root = root;
+    b.task = f->task;
+    b.timed_case = o.task.timed_case;
+    b.seed = f->seed;
+    b.sessions = f->sessions;
+    b.profile = !f->no_profile;
+    b.command = o.command;
+    o.scratch = records.home() / "optimize";
+    bench_evaluator evaluator(b, records);
+    const auto progress = [&](const attempt& a) {
+      if (!global.quiet) std::cerr << "blaster: " << step_line(a) << '\n';
+    };
+    const optimize_result r = run_optimize(o, records, evaluator, progress);
+    if (global.json) {
+      std::cout << to_json(r, o).dump(2) << '\n';
+    } else {
+      fmt::print("optimize {} ({}, {}): run {}, {} steps in {:.1f} s; ended: {}\n", o.task.name,
+                 o.task.timed_case, o.task.shape, r.run_id, r.steps.size(), r.elapsed_s, r.why);
+      for (const attempt& a : r.steps) fmt::print("{}\n", step_line(a));
+      if (r.best) fmt::print("best: step {}\n", *r.best);
+    }
+    if (r.ended == "no_gpu") {
+      std::cerr << "blaster: judging a candidate needs a GPU: " << r.why << '\n';
+      return static_cast<int>(exit_no_gpu);
+    }
+    if (r.ended.rfind("proposer_", 0) == 0 && r.ended != "proposer_stopped") {
+      std::cerr << "blaster: " << r.why << " (its standard error is in "
+                << (r.folder / "proposer.log").string() << ")\n";
+      return static_cast<int>(exit_failure);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+command_fn add_memory_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::optional<std::string> task;
+    std::optional<std::string> tag;
+    int limit = 50;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "memory",
+      "List what optimization sessions tried, across runs and tasks: each step's hypothesis, "
+      "tags, outcome and speedup interval, the most rewarding first.");
+  cmd->footer("Examples:\n  blaster memory --task rmsnorm\n  blaster memory --tag vectorize --json");
+  cmd->add_option("--task", f->task, "only this task's steps");
+  cmd->add_option("--tag", f->tag, "only steps the proposer tagged so");
+  cmd->add_option("--limit", f->limit, "at most this many steps")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  return [f, &global]() {
+    const std::unique_ptr<store> records = open_existing_store(global);
+    std::vector<optimization_memory::entry> entries;
+    if (records) {
+      entries = optimization_memory(*records).recall(
+          {.task = f->task, .tag = f->tag, .exclude_run = std::nullopt, .limit = f->limit});
+    }
+    if (global.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& e : entries) j.push_back(to_json(e));
+      std::cout << j.dump(2) << '\n';
+    } else if (entries.empty()) {
+      fmt::print("no optimization steps recorded{}\n",
+                 f->task ? " for task " + *f->task : std::string());
+    } else {
+      make_renderer(global.format)->render(memory_table(entries), std::cout);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+command_fn add_trajectories_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::vector<std::string> runs;
+    std::filesystem::path out;
+    std::optional<std::filesystem::path> sign;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "trajectories", "Export optimize sessions as chat-style trajectories (JSONL).");
+  cmd->require_subcommand(1);
+  CLI::App* exp = cmd->add_subcommand(
+      "export",
+      "Write optimize runs as trajectories.jsonl (one session per line) inside an evidence "
+      "bundle that `blaster verify` checks: each step's source, reply and judging run.");
+  exp->footer(
+      "The fields are those of the trajectory format (op, impl, gpu, arch, dtype, shape, "
+      "signature, desc, baseline_ms, best, attempts, elapsed_s, elapsed_hms, num_steps, "
+      "messages, trace); step statuses map blaster's reasons to ok, compileerror (compile, plan "
+      "or reply errors) and wrongresult (every gate rejection), with the finer reason, the "
+      "speedup interval, the reward and the CAS digests beside them.\n\n"
+      "Example:\n  blaster trajectories export --run latest --out session-12");
+  exp->add_option("--run", f->runs, "an optimize run id, or 'latest' (repeatable)")->required();
+  exp->add_option("--out", f->out, "the bundle folder to create")->required();
+  exp->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  return [f, &global]() {
+    require_format(global, {"table", "json"}, "trajectories export");
+    std::optional<ed25519_key> key;
+    if (f->sign) key = read_private_key(*f->sign);
+    const std::unique_ptr<store> records = require_store(global);
+    std::vector<std::int64_t> runs;
+    for (const auto& r : f->runs) runs.push_back(resolve_session(*records, r));
+    const bundle_written written =
+        export_trajectories(*records, runs, f->out, key ? &*key : nullptr);
+    if (global.json) {
+      std::cout << nlohmann::json{{"dir", written.dir.string()},
+                                  {"sessions", runs.size()},
+                                  {"files", written.manifest.size()}}
+                       .dump(2)
+                << '\n';
+    } else {
+      fmt::print("wrote {}: {} sessions, {} files; check it with: blaster verify {}\n",
+                 written.dir.string(), runs.size(), written.manifest.size(),
+                 written.dir.string());
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

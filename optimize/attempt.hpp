@@ -1,0 +1,65 @@
+#pragma once
+
+// One step of an optimization session: what the proposer sent and what blaster made of it. The
+// loop builds it, the store keeps it (optimize_steps), the next request carries it back as
+// feedback, and the trajectory export reads it. One JSON form.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace blaster {
+
+struct attempt {
+  int step = 0;                // 1, 2, ... within the session
+  std::optional<int> parent;   // the step that was best when the proposer was asked
+  std::string hypothesis;      // the proposer's one line
+  std::string kind;            // the proposer's word for the step (rewrite, tune, fix), free
+  std::vector<std::string> tags;
+
+  // The trajectory's status (ok, compileerror, wrongresult) and blaster's finer reason: a
+  // reason code of the gate or the compile, or what was wrong with the reply (invalid_reply).
+  std::string status;
+  std::string reason;
+  std::string message;            // the evidence, one line
+  std::string log;                // the compile log, as blaster stores it (no host file bytes)
+  std::optional<int> error_line;  // the first line of the source the compile log blames
+
+  // The timing, for ok steps: the fastest passing variant of the candidate.
+  std::string variant;
+  std::map<std::string, std::string> params;
+  std::optional<double> time_us;
+  std::optional<double> baseline_us;
+  std::optional<double> speedup;       // baseline over candidate, the same run
+  std::optional<double> speedup_low;   // its 95% interval
+  std::optional<double> speedup_high;
+  std::optional<double> roofline_pct;  // the roofline floor over the time [%]
+  // The reward a loop may train on: the interval's lower bound after the gate, 0 for a step
+  // the gate rejected, so that noise cannot lift it.
+  double reward = 0.0;
+  std::string diagnosis;  // the counters' one line, where they were collected
+
+  bool kept = false;      // it became the session's best
+  double at_s = 0.0;      // [seconds] since the session started, when the reply came
+  double elapsed_s = 0.0; // [seconds] the step's own: waiting for the reply, then judging it
+  std::int64_t bench_run_id = 0;  // the run that judged it, with all its evidence; 0: none
+  std::string source_sha256;      // the candidate's source in the CAS
+  std::string reply_sha256;       // the proposer's raw reply in the CAS
+};
+
+// The trajectory format's status for blaster's reason: ok, compileerror (the source never
+// became a kernel: compile, plan or reply errors) or wrongresult (it ran and was rejected).
+std::string_view trajectory_status(std::string_view reason);
+
+// The first source line a compile log blames ("file.cu(12): error: ..."), if any.
+std::optional<int> first_error_line(std::string_view log);
+
+nlohmann::json to_json(const attempt& a);
+attempt attempt_from_json(const nlohmann::json& j);
+
+}  // namespace blaster

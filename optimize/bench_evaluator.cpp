@@ -1,0 +1,80 @@
+#include "optimize/bench_evaluator.hpp"
+
+#include <fmt/format.h>
+
+#include "benchmarking/gate_protocol.hpp"
+
+namespace blaster {
+namespace {
+
+// A compile log as feedback: enough to find the error, never a flood.
+constexpr std::size_t max_log_chars = 8192;
+
+}  // namespace
+
+void fill_outcome(const bench_report& report, attempt& a) {
+  a.bench_run_id = report.run_id;
+  const variant_result* fastest = nullptr;
+  const variant_result* rejected = nullptr;
+  bool any = false;
+  for (const variant_result& r : report.results) {
+    if (r.baseline) {
+      if (r.time_us && !a.baseline_us) a.baseline_us = r.time_us;
+      continue;
+    }
+    any = true;
+    if (r.reason != reason_code::none) {
+      if (rejected == nullptr) rejected = &r;
+    } else if (r.status == "passed" && r.time_us && (fastest == nullptr || *r.time_us < *fastest->time_us)) {
+      fastest = &r;
+    }
+  }
+  if (!any) {
+    a.reason = "plan_error";
+    a.message = "the source gave no variant to judge";
+    return;
+  }
+  if (fastest == nullptr) {
+    if (rejected == nullptr) return;  // compiled, and nothing further ran (no GPU)
+    a.reason = std::string(to_string(rejected->reason));
+    a.message = rejected->message;
+    a.variant = rejected->label;
+    a.params = rejected->params;
+    if (rejected->reason == reason_code::compile_error || rejected->reason == reason_code::plan_error) {
+      a.log = rejected->log.substr(0, max_log_chars);
+      a.error_line = first_error_line(rejected->log);
+    }
+    return;
+  }
+  const variant_result& r = *fastest;
+  a.reason.clear();
+  a.message = r.message;
+  a.variant = r.label;
+  a.params = r.params;
+  a.time_us = r.time_us;
+  a.speedup = r.speedup;
+  if (r.verdict) {
+    a.speedup_low = r.verdict->speedup.low;
+    a.speedup_high = r.verdict->speedup.high;
+  }
+  // Noise cannot lift the reward: it is the interval's low end, or nothing without one.
+  a.reward = a.speedup_low.value_or(0.0);
+  if (r.time_over_floor && *r.time_over_floor > 0) a.roofline_pct = 100.0 / *r.time_over_floor;
+  if (r.profile && r.profile->diagnosis) a.diagnosis = r.profile->diagnosis->line;
+}
+
+void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::int64_t session,
+                               attempt& a) {
+  bench_options o = options_;
+  o.candidates = {source_file};
+  o.command = fmt::format("blaster bench --task {} --candidate {} --sessions {}{} (step {} of "
+                          "optimize run {})",
+                          o.task, source_file.filename().string(), o.sessions,
+                          o.profile ? " --profile" : "", a.step, session);
+  const bench_report report = run_bench(o, records_);
+  if (report.device) device_ = to_json(*report.device);
+  fill_outcome(report, a);
+  if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;
+}
+
+}  // namespace blaster

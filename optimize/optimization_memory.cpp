@@ -1,0 +1,216 @@
+#include "optimize/optimization_memory.hpp"
+
+#include <set>
+
+#include "core/error.hpp"
+#include "evidence/store.hpp"
+
+namespace blaster {
+namespace {
+
+constexpr std::string_view step_columns =
+    "s.step, s.parent_step, s.hypothesis, s.kind, s.tags_json, s.status, s.reason, s.message, "
+    "s.variant, s.params_json, s.time_us, s.baseline_us, s.speedup, s.speedup_low, "
+    "s.speedup_high, s.reward, s.diagnosis, s.kept, s.at_s, s.elapsed_s, s.bench_run_id, "
+    "s.source_sha256, s.reply_sha256";
+
+std::optional<double> real_or_null(const statement& row, int column) {
+  if (row.column_is_null(column)) return std::nullopt;
+  return row.column_double(column);
+}
+
+void bind_optional(statement& s, int index, const std::optional<double>& value) {
+  if (value) {
+    s.bind(index, *value);
+  } else {
+    s.bind_null(index);
+  }
+}
+
+void bind_text_or_null(statement& s, int index, const std::string& value) {
+  if (value.empty()) {
+    s.bind_null(index);
+  } else {
+    s.bind(index, value);
+  }
+}
+
+// step_columns, read from `first` on.
+attempt read_step(const statement& row, int first) {
+  attempt a;
+  a.step = static_cast<int>(row.column_int64(first));
+  if (!row.column_is_null(first + 1)) a.parent = static_cast<int>(row.column_int64(first + 1));
+  a.hypothesis = row.column_text(first + 2);
+  a.kind = row.column_text(first + 3);
+  a.tags = nlohmann::json::parse(row.column_text(first + 4)).get<std::vector<std::string>>();
+  a.status = row.column_text(first + 5);
+  a.reason = row.column_text(first + 6);
+  a.message = row.column_text(first + 7);
+  a.variant = row.column_text(first + 8);
+  if (!row.column_is_null(first + 9)) {
+    a.params = nlohmann::json::parse(row.column_text(first + 9))
+                   .get<std::map<std::string, std::string>>();
+  }
+  a.time_us = real_or_null(row, first + 10);
+  a.baseline_us = real_or_null(row, first + 11);
+  a.speedup = real_or_null(row, first + 12);
+  a.speedup_low = real_or_null(row, first + 13);
+  a.speedup_high = real_or_null(row, first + 14);
+  a.reward = row.column_double(first + 15);
+  a.diagnosis = row.column_text(first + 16);
+  a.kept = row.column_int64(first + 17) != 0;
+  a.at_s = row.column_double(first + 18);
+  a.elapsed_s = row.column_double(first + 19);
+  a.bench_run_id = row.column_is_null(first + 20) ? 0 : row.column_int64(first + 20);
+  a.source_sha256 = row.column_text(first + 21);
+  a.reply_sha256 = row.column_text(first + 22);
+  return a;
+}
+
+}  // namespace
+
+void optimization_memory::record(std::int64_t run_id, const std::string& task,
+                                 const std::string& case_name, const attempt& a) {
+  // The digests must name objects the CAS holds: a row never cites what is not there.
+  for (const std::string* digest : {&a.source_sha256, &a.reply_sha256}) {
+    if (!digest->empty() && !records_.cas().contains(*digest)) {
+      BLASTER_THROW("step {} of run {} cites {}, which the store does not hold", a.step, run_id,
+                    *digest);
+    }
+  }
+  statement s = records_.db().prepare(
+      "INSERT INTO optimize_steps(run_id, step, parent_step, task, case_name, hypothesis, kind, "
+      "tags_json, status, reason, message, variant, params_json, time_us, baseline_us, speedup, "
+      "speedup_low, speedup_high, reward, diagnosis, kept, at_s, elapsed_s, bench_run_id, "
+      "source_sha256, reply_sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+      "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
+  s.bind(1, run_id);
+  s.bind(2, a.step);
+  if (a.parent) {
+    s.bind(3, *a.parent);
+  } else {
+    s.bind_null(3);
+  }
+  s.bind(4, task);
+  bind_text_or_null(s, 5, case_name);
+  s.bind(6, a.hypothesis);
+  s.bind(7, a.kind);
+  s.bind(8, nlohmann::json(a.tags).dump());
+  s.bind(9, a.status);
+  bind_text_or_null(s, 10, a.reason);
+  bind_text_or_null(s, 11, a.message);
+  bind_text_or_null(s, 12, a.variant);
+  if (a.params.empty()) {
+    s.bind_null(13);
+  } else {
+    s.bind(13, nlohmann::json(a.params).dump());
+  }
+  bind_optional(s, 14, a.time_us);
+  bind_optional(s, 15, a.baseline_us);
+  bind_optional(s, 16, a.speedup);
+  bind_optional(s, 17, a.speedup_low);
+  bind_optional(s, 18, a.speedup_high);
+  s.bind(19, a.reward);
+  bind_text_or_null(s, 20, a.diagnosis);
+  s.bind(21, a.kept ? 1 : 0);
+  s.bind(22, a.at_s);
+  s.bind(23, a.elapsed_s);
+  if (a.bench_run_id > 0) {
+    s.bind(24, a.bench_run_id);
+  } else {
+    s.bind_null(24);
+  }
+  bind_text_or_null(s, 25, a.source_sha256);
+  bind_text_or_null(s, 26, a.reply_sha256);
+  s.step();
+  if (a.kept) {
+    // One best per run: the step kept last replaces any kept before it.
+    statement clear = records_.db().prepare(
+        "UPDATE optimize_steps SET kept = 0 WHERE run_id = ?1 AND step <> ?2 AND kept = 1");
+    clear.bind(1, run_id);
+    clear.bind(2, a.step);
+    clear.step();
+  }
+}
+
+std::vector<attempt> optimization_memory::steps_of(std::int64_t run_id) const {
+  statement s = records_.db().prepare("SELECT " + std::string(step_columns) +
+                                      " FROM optimize_steps s WHERE s.run_id = ?1 ORDER BY s.step");
+  s.bind(1, run_id);
+  std::vector<attempt> out;
+  while (s.step()) out.push_back(read_step(s, 0));
+  return out;
+}
+
+std::vector<optimization_memory::entry> optimization_memory::recall(const query& q) const {
+  std::string sql = "SELECT s.run_id, s.task, s.case_name, r.started_at, " +
+                    std::string(step_columns) +
+                    " FROM optimize_steps s JOIN runs r ON r.id = s.run_id WHERE 1";
+  if (q.task) sql += " AND s.task = ?1";
+  if (q.tag) sql += " AND EXISTS (SELECT 1 FROM json_each(s.tags_json) t WHERE t.value = ?2)";
+  if (q.exclude_run) sql += " AND s.run_id <> ?3";
+  sql += " ORDER BY s.reward DESC, r.started_at DESC, s.run_id DESC, s.step DESC LIMIT ?4";
+  statement s = records_.db().prepare(sql);
+  if (q.task) s.bind(1, *q.task);
+  if (q.tag) s.bind(2, *q.tag);
+  if (q.exclude_run) s.bind(3, *q.exclude_run);
+  s.bind(4, q.limit);
+  std::vector<entry> out;
+  while (s.step()) {
+    out.push_back(entry{.run_id = s.column_int64(0),
+                        .task = s.column_text(1),
+                        .case_name = s.column_text(2),
+                        .started_at = s.column_text(3),
+                        .step = read_step(s, 4)});
+  }
+  return out;
+}
+
+nlohmann::json to_json(const optimization_memory::entry& e) {
+  const attempt& a = e.step;
+  nlohmann::json j = {{"run_id", e.run_id},         {"task", e.task},
+                      {"case", e.case_name},        {"started_at", e.started_at},
+                      {"step", a.step},             {"hypothesis", a.hypothesis},
+                      {"kind", a.kind},             {"tags", a.tags},
+                      {"status", a.status},         {"reason", a.reason},
+                      {"message", a.message},       {"variant", a.variant},
+                      {"reward", a.reward},         {"diagnosis", a.diagnosis},
+                      {"kept", a.kept},             {"source_sha256", a.source_sha256}};
+  j["speedup"] = a.speedup ? nlohmann::json(*a.speedup) : nullptr;
+  j["speedup_interval"] = a.speedup_low && a.speedup_high
+                              ? nlohmann::json{*a.speedup_low, *a.speedup_high}
+                              : nlohmann::json(nullptr);
+  j["time_us"] = a.time_us ? nlohmann::json(*a.time_us) : nullptr;
+  return j;
+}
+
+nlohmann::json memory_for_request(const optimization_memory& memory, const std::string& task,
+                                  const std::vector<std::string>& tags, std::int64_t this_run,
+                                  int limit) {
+  nlohmann::json out = nlohmann::json::array();
+  std::set<std::pair<std::int64_t, int>> seen;
+  auto add = [&](const std::vector<optimization_memory::entry>& entries, int most) {
+    for (const auto& e : entries) {
+      if (most <= 0 || static_cast<int>(out.size()) >= limit) return;
+      if (!seen.insert({e.run_id, e.step.step}).second) continue;
+      out.push_back(to_json(e));
+      --most;
+    }
+  };
+  // What worked on this task, best first; then what this task's sessions saw rejected.
+  const auto of_task = memory.recall({.task = task, .tag = std::nullopt,
+                                      .exclude_run = this_run, .limit = 4 * limit});
+  std::vector<optimization_memory::entry> worked;
+  std::vector<optimization_memory::entry> failed;
+  for (const auto& e : of_task) (e.step.status == "ok" ? worked : failed).push_back(e);
+  add(worked, limit / 2);
+  add(failed, limit / 4);
+  // Other tasks' experience with the ideas the proposer names.
+  for (const std::string& tag : tags) {
+    add(memory.recall({.task = std::nullopt, .tag = tag, .exclude_run = this_run, .limit = limit}),
+        limit / 8 + 1);
+  }
+  return out;
+}
+
+}  // namespace blaster

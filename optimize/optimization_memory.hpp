@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optimize/attempt.hpp"
+
+namespace blaster {
+
+class store;
+
+// The optimization memory: every step of every optimize run and served evaluation, in the
+// store's optimize_steps table, and what later sessions ask of it.
+class optimization_memory {
+ public:
+  explicit optimization_memory(store& records) : records_(records) {}
+
+  // One step of run `run_id`; its source and reply digests must name CAS objects already there.
+  void record(std::int64_t run_id, const std::string& task, const std::string& case_name,
+              const attempt& a);
+
+  // The steps of one run, in order.
+  std::vector<attempt> steps_of(std::int64_t run_id) const;
+
+  struct entry {
+    std::int64_t run_id = 0;
+    std::string task;
+    std::string case_name;
+    std::string started_at;  // the run's
+    attempt step;
+  };
+  struct query {
+    std::optional<std::string> task;
+    std::optional<std::string> tag;
+    std::optional<std::int64_t> exclude_run;
+    int limit = 50;
+  };
+  // Matching steps, the most rewarding first, then the newest.
+  std::vector<entry> recall(const query& q) const;
+
+ private:
+  store& records_;
+};
+
+// An entry as a request carries it, and as `blaster memory --json` prints it.
+nlohmann::json to_json(const optimization_memory::entry& e);
+
+// What a session's request shows of the memory: the task's most rewarding steps and its latest
+// rejections from other runs, then other tasks' steps that share a tag with `tags`.
+nlohmann::json memory_for_request(const optimization_memory& memory, const std::string& task,
+                                  const std::vector<std::string>& tags, std::int64_t this_run,
+                                  int limit = 20);
+
+}  // namespace blaster

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optimize/attempt.hpp"
+#include "optimize/protocol.hpp"
+
+namespace blaster {
+
+class store;
+
+// Judges one candidate source: compiles it, gates it, times it against the baseline, and fills
+// the attempt's outcome (status, reason, message, timing, reward, diagnosis, bench_run_id).
+class step_evaluator {
+ public:
+  virtual ~step_evaluator() = default;
+  // `session` is the optimize run the step belongs to.
+  virtual void evaluate(const std::filesystem::path& source_file, std::int64_t session,
+                        attempt& a) = 0;
+  // What the evaluations learned of the device, for the requests; null until known.
+  [[nodiscard]] virtual nlohmann::json device() const = 0;
+  // Why candidates cannot be judged here (no GPU), once an evaluation found out; else empty.
+  [[nodiscard]] virtual std::string cannot_judge() const = 0;
+};
+
+struct optimize_options {
+  std::string command;  // as the user typed it, for the run's record
+  std::string proposer;  // the shell command that starts the proposer
+  task_brief task;
+  std::optional<int> steps;     // at most this many steps
+  std::optional<double> minutes;  // no new step after this long
+  int history = 8;              // attempts each request carries back
+  int memory_entries = 20;      // memory entries each request carries
+  std::chrono::milliseconds reply_deadline{std::chrono::minutes(5)};
+  std::size_t max_reply_bytes = 1 << 20;
+  reply_limits limits;
+  // Under it, run-<id>/ holds each step's source and the proposer's standard error.
+  std::filesystem::path scratch;
+};
+
+struct optimize_result {
+  std::int64_t run_id = 0;
+  std::filesystem::path folder;  // scratch/run-<id>
+  std::vector<attempt> steps;
+  std::optional<int> best;  // the kept step
+  // Why the session ended: steps, minutes, proposer_stopped, proposer_timeout,
+  // proposer_exited, proposer_flood or no_gpu; `why` says it in words.
+  std::string ended;
+  std::string why;
+  double elapsed_s = 0.0;
+  nlohmann::json device;
+};
+
+nlohmann::json to_json(const optimize_result& r, const optimize_options& options);
+
+// Runs one session: starts the proposer once, then per step builds a request, waits for the
+// reply, judges it and records it (optimize_steps, the source and the reply in the CAS) before
+// the next request, so that nothing is lost when the proposer or blaster dies. `progress` sees
+// every step as it is recorded.
+optimize_result run_optimize(const optimize_options& options, store& records,
+                             step_evaluator& evaluator,
+                             const std::function<void(const attempt&)>& progress = {});
+
+}  // namespace blaster

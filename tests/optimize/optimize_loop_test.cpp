@@ -1,0 +1,340 @@
+// The loop with scripted proposers and a stand-in judge (no GPU): each kind of step is recorded
+// with its status, a proposer that dies, hangs or stops ends the session cleanly, the memory
+// carries one session's experience into the next, and a session exports as a trajectory bundle
+// that verify checks.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "evidence/bundle_verifier.hpp"
+#include "evidence/run_catalog.hpp"
+#include "evidence/store.hpp"
+#include "optimize/optimization_memory.hpp"
+#include "optimize/optimize_loop.hpp"
+#include "optimize/temp_home.hpp"
+#include "optimize/trajectory.hpp"
+
+namespace blaster {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+// Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
+// passing candidate x times faster than the baseline's 100 us), "NO_GPU" (compiles, and no GPU
+// is there to judge it).
+class stand_in_judge final : public step_evaluator {
+ public:
+  void evaluate(const std::filesystem::path& source_file, std::int64_t /*session*/,
+                attempt& a) override {
+    const std::string source = read_file(source_file);
+    ++evaluations;
+    a.bench_run_id = 0;
+    a.baseline_us = 100.0;
+    if (source.find("COMPILE_ERROR") != std::string::npos) {
+      a.reason = "compile_error";
+      a.message = "step.cu does not compile";
+      a.log = "step.cu(3): error: identifier \"oops\" is undefined";
+      a.error_line = 3;
+    } else if (source.find("WRONG") != std::string::npos) {
+      a.reason = "wrong_result";
+      a.message = "out[17]: 0.5 where the reference is 0.25";
+    } else if (source.find("HANGS") != std::string::npos) {
+      a.reason = "timeout";
+      a.message = "the worker timed out after 5.0 s and was killed";
+    } else if (source.find("NO_GPU") != std::string::npos) {
+      cannot_judge_ = "no CUDA driver on this machine";
+    } else if (const auto at = source.find("FAST "); at != std::string::npos) {
+      const double x = std::stod(source.substr(at + 5));
+      a.variant = "k[VEC=4]";
+      a.params = {{"VEC", "4"}};
+      a.time_us = 100.0 / x;
+      a.speedup = x;
+      a.speedup_low = x * 0.98;
+      a.speedup_high = x * 1.02;
+      a.reward = *a.speedup_low;
+      a.roofline_pct = 40.0 * x;
+      a.diagnosis = "bandwidth-bound (DRAM at 70% of peak)";
+    }
+  }
+  [[nodiscard]] json device() const override {
+    return evaluations > 0 ? json{{"name", "NVIDIA H200"}, {"arch", "sm_90a"}} : json(nullptr);
+  }
+  [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
+  int evaluations = 0;
+
+ private:
+  std::string cannot_judge_;
+};
+
+std::string candidate(const std::string& says, const std::string& hypothesis,
+                      const std::vector<std::string>& tags = {}) {
+  return json{{"source", "/* blaster {} */\n// " + says + "\n"},
+              {"hypothesis", hypothesis},
+              {"tags", tags}}
+      .dump();
+}
+
+class OptimizeLoop : public ::testing::Test {
+ protected:
+  testing::temp_home home_{"loop"};
+  store records_{home_.path() / "home"};
+
+  // A proposer that answers each request with the next line of `replies` (SLEEP: it hangs)
+  // and keeps every request it read in requests-<n>.jsonl.
+  optimize_options session(const std::vector<std::string>& replies, int steps) {
+    static int sessions = 0;
+    const int n = ++sessions;
+    const auto replies_file = home_.path() / ("replies-" + std::to_string(n) + ".txt");
+    std::string text;
+    for (const auto& r : replies) text += r + "\n";
+    write_file_atomically(replies_file, text);
+    requests_ = home_.path() / ("requests-" + std::to_string(n) + ".jsonl");
+    optimize_options o;
+    o.command = "blaster optimize --task rmsnorm --proposer scripted";
+    o.proposer = "exec 3< '" + replies_file.string() +
+                 "'; while IFS= read -r request; do printf '%s\\n' \"$request\" >> '" +
+                 requests_.string() +
+                 "'; IFS= read -r reply <&3 || exit 0; [ \"$reply\" = SLEEP ] && sleep 60; "
+                 "printf '%s\\n' \"$reply\"; done";
+    o.task = task_brief{.name = "rmsnorm", .title = "RMSNorm over dim 1",
+                        .contract = {{"name", "rmsnorm"},
+                                     {"buffers", {{"x", {{"dtype", "f16"}, {"shape", {"B", "C"}},
+                                                         {"role", "input"}}}}},
+                                     {"symbols", {{"B", {{"type", "i32"}}}}}},
+                        .baseline_source = "/* blaster baseline */", .timed_case = "canonical",
+                        .shape = "B=16 C=64", .dtype = "f16"};
+    o.steps = steps;
+    o.reply_deadline = 5000ms;
+    o.scratch = home_.path() / "scratch";
+    return o;
+  }
+
+  std::vector<json> requests() const {
+    std::vector<json> out;
+    std::ifstream in(requests_);
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  }
+
+  std::string run_status(std::int64_t run_id) {
+    return run_catalog(records_).find_run(run_id)->status;
+  }
+
+  std::filesystem::path requests_;
+};
+
+TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
+  stand_in_judge judge;
+  const auto o = session({"this is not JSON", candidate("COMPILE_ERROR", "typo"),
+                          candidate("WRONG", "skip the mean"), candidate("HANGS", "spin"),
+                          candidate("FAST 1.5", "vectorize", {"vectorize"}),
+                          candidate("FAST 1.2", "smaller blocks"),
+                          candidate("FAST 2.0", "one pass", {"one-pass"})},
+                         7);
+  std::vector<int> seen;
+  const auto r = run_optimize(o, records_, judge, [&](const attempt& a) { seen.push_back(a.step); });
+  EXPECT_EQ(r.ended, "steps");
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  ASSERT_EQ(r.steps.size(), 7U);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"compileerror", "invalid_reply"}, {"compileerror", "compile_error"},
+      {"wrongresult", "wrong_result"},   {"wrongresult", "timeout"},
+      {"ok", ""},                        {"ok", ""},
+      {"ok", ""}};
+  const auto stored = optimization_memory(records_).steps_of(r.run_id);
+  ASSERT_EQ(stored.size(), 7U);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(stored[i].status, expected[i].first) << "step " << i + 1;
+    EXPECT_EQ(stored[i].reason, expected[i].second) << "step " << i + 1;
+  }
+  // The rejected steps' reward is 0; a passing step's is its interval's low end.
+  EXPECT_EQ(stored[2].reward, 0.0);
+  EXPECT_DOUBLE_EQ(stored[4].reward, 1.5 * 0.98);
+  // Only the best is kept, and the session names it.
+  EXPECT_EQ(r.best, 7);
+  for (const auto& a : stored) EXPECT_EQ(a.kept, a.step == 7) << "step " << a.step;
+  EXPECT_EQ(stored[5].parent, 5);
+  // The invalid reply is kept as evidence; no source was made of it.
+  EXPECT_TRUE(stored[0].source_sha256.empty());
+  EXPECT_EQ(records_.cas().get(stored[0].reply_sha256), "this is not JSON");
+  EXPECT_NE(stored[0].message.find("not JSON"), std::string::npos);
+  EXPECT_EQ(run_status(r.run_id), "completed");
+
+  // What the proposer was told.
+  const auto asked = requests();
+  ASSERT_EQ(asked.size(), 7U);
+  EXPECT_TRUE(asked[0].at("best").is_null());
+  EXPECT_TRUE(asked[0].at("device").is_null());
+  EXPECT_EQ(asked[2].at("attempts")[1].at("error_line"), 3);
+  EXPECT_NE(asked[2].at("attempts")[1].at("compile_log").get<std::string>().find("oops"),
+            std::string::npos);
+  EXPECT_EQ(asked[4].at("attempts")[3].at("reason"), "timeout");
+  EXPECT_EQ(asked[5].at("best").at("step"), 5);
+  EXPECT_NE(asked[5].at("best").at("source").get<std::string>().find("FAST 1.5"),
+            std::string::npos);
+  EXPECT_EQ(asked[5].at("device").at("name"), "NVIDIA H200");
+  EXPECT_EQ(asked[6].at("steps_left"), 1);
+}
+
+TEST_F(OptimizeLoop, ADyingProposerEndsTheSessionAndKeepsItsSteps) {
+  stand_in_judge judge;
+  const auto r = run_optimize(session({candidate("FAST 1.1", "a"), candidate("WRONG", "b")}, 10),
+                              records_, judge);
+  EXPECT_EQ(r.ended, "proposer_exited");
+  EXPECT_NE(r.why.find("exited with code 0"), std::string::npos) << r.why;
+  EXPECT_EQ(optimization_memory(records_).steps_of(r.run_id).size(), 2U);
+  EXPECT_EQ(run_status(r.run_id), "completed");
+}
+
+TEST_F(OptimizeLoop, AHangingProposerIsKilledAtItsDeadline) {
+  stand_in_judge judge;
+  auto o = session({candidate("FAST 1.1", "a"), "SLEEP"}, 10);
+  o.reply_deadline = 400ms;
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = run_optimize(o, records_, judge);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_EQ(r.ended, "proposer_timeout");
+  EXPECT_EQ(r.steps.size(), 1U);
+}
+
+TEST_F(OptimizeLoop, AProposerMayStop) {
+  stand_in_judge judge;
+  const auto r = run_optimize(
+      session({candidate("FAST 1.1", "a"), R"({"stop": true, "why": "done"})"}, 10), records_,
+      judge);
+  EXPECT_EQ(r.ended, "proposer_stopped");
+  EXPECT_NE(r.why.find("done"), std::string::npos);
+  EXPECT_EQ(r.steps.size(), 1U);
+}
+
+TEST_F(OptimizeLoop, WithoutAGpuTheFirstCompiledStepEndsTheSession) {
+  stand_in_judge judge;
+  const auto r = run_optimize(
+      session({candidate("COMPILE_ERROR", "a"), candidate("NO_GPU", "b"), candidate("FAST 2", "c")},
+              10),
+      records_, judge);
+  EXPECT_EQ(r.ended, "no_gpu");
+  ASSERT_EQ(r.steps.size(), 2U);
+  EXPECT_EQ(r.steps[1].status, "unjudged");
+  EXPECT_EQ(run_status(r.run_id), "no_gpu");
+}
+
+TEST_F(OptimizeLoop, TheMemoryCarriesOneSessionIntoTheNext) {
+  stand_in_judge judge;
+  const auto first = run_optimize(
+      session({candidate("FAST 1.3", "vectorize loads", {"vectorize"}),
+               candidate("WRONG", "drop eps", {"numerics"})},
+              2),
+      records_, judge);
+  const auto second = run_optimize(
+      session({candidate("FAST 1.1", "retry", {"numerics"}), candidate("FAST 1.2", "again")}, 2),
+      records_, judge);
+  const auto asked = requests();
+  ASSERT_EQ(asked.size(), 2U);
+  const json& memory = asked[0].at("memory");
+  ASSERT_EQ(memory.size(), 2U);
+  // What worked first, then what was rejected, all from the first session.
+  EXPECT_EQ(memory[0].at("hypothesis"), "vectorize loads");
+  EXPECT_EQ(memory[0].at("run_id"), first.run_id);
+  EXPECT_EQ(memory[1].at("reason"), "wrong_result");
+  // The session's own steps are feedback, not memory.
+  for (const auto& e : asked[1].at("memory")) EXPECT_NE(e.at("run_id"), second.run_id);
+
+  optimization_memory m(records_);
+  const auto tagged = m.recall({.task = std::nullopt, .tag = "numerics", .exclude_run = std::nullopt,
+                                .limit = 10});
+  ASSERT_EQ(tagged.size(), 2U);
+  EXPECT_EQ(tagged[0].step.hypothesis, "retry");  // the higher reward first
+  EXPECT_EQ(m.recall({.task = "softmax", .tag = std::nullopt, .exclude_run = std::nullopt,
+                      .limit = 10})
+                .size(),
+            0U);
+}
+
+TEST_F(OptimizeLoop, ASessionExportsAsAVerifiedTrajectory) {
+  stand_in_judge judge;
+  const auto r = run_optimize(
+      session({"{", candidate("COMPILE_ERROR", "typo", {"fix"}),
+               candidate("FAST 1.5", "vectorize", {"vectorize"}), candidate("WRONG", "skip"),
+               candidate("FAST 1.25", "retune")},
+              5),
+      records_, judge);
+  const json t = trajectory_of(records_, r.run_id);
+  // Exactly the format's fields, with blaster's own beside them.
+  for (const char* key : {"op", "impl", "gpu", "arch", "dtype", "shape", "signature", "desc",
+                          "baseline_ms", "best", "attempts", "elapsed_s", "elapsed_hms",
+                          "num_steps", "messages", "trace"}) {
+    EXPECT_TRUE(t.contains(key)) << key;
+  }
+  EXPECT_EQ(t.at("op"), "rmsnorm");
+  EXPECT_EQ(t.at("impl"), "cuda");
+  EXPECT_EQ(t.at("gpu"), "H200");
+  EXPECT_EQ(t.at("arch"), "sm90a");
+  EXPECT_EQ(t.at("dtype"), "fp16");
+  EXPECT_EQ(t.at("shape"), json({{"B", 16}, {"C", 64}}));
+  EXPECT_EQ(t.at("baseline_ms"), 0.1);
+  EXPECT_EQ(t.at("best").at("step"), 3);
+  EXPECT_DOUBLE_EQ(t.at("best").at("time_ms").get<double>(), 100.0 / 1.5 / 1000.0);
+  EXPECT_EQ(t.at("num_steps"), 5);
+  const json& trace = t.at("trace");
+  ASSERT_EQ(trace.size(), 5U);
+  const std::vector<std::string> statuses = {"compileerror", "compileerror", "ok", "wrongresult",
+                                             "ok"};
+  for (std::size_t i = 0; i < statuses.size(); ++i) {
+    EXPECT_EQ(trace[i].at("status"), statuses[i]) << i;
+  }
+  EXPECT_EQ(trace[0].at("reason"), "invalid_reply");
+  EXPECT_FALSE(trace[0].contains("time"));
+  EXPECT_DOUBLE_EQ(trace[2].at("time").get<double>(), 100.0 / 1.5 / 1000.0);
+  EXPECT_EQ(trace[2].at("kept"), true);
+  EXPECT_EQ(trace[4].at("kept"), false);
+  EXPECT_EQ(trace[2].at("tag"), "vectorize");
+  // system, the task, then one assistant turn and one feedback turn per step.
+  const json& messages = t.at("messages");
+  ASSERT_EQ(messages.size(), 2U + 2U * 5U);
+  EXPECT_EQ(messages[0].at("role"), "system");
+  EXPECT_EQ(messages[2].at("role"), "assistant");
+  EXPECT_EQ(messages[2].at("content"), "{");  // the reply itself, as it came
+  const std::string ok = messages[7].at("content");
+  EXPECT_EQ(ok.rfind("[t+0:00:", 0), 0U) << ok;
+  EXPECT_NE(ok.find("RESULT ok 0.0667 ms (1.50x over baseline, best so far)"), std::string::npos)
+      << ok;
+  EXPECT_NE(messages[5].at("content").get<std::string>().find("RESULT compile error"),
+            std::string::npos);
+  EXPECT_NE(messages[9].at("content").get<std::string>().find("RESULT wrong result: wrong_result"),
+            std::string::npos);
+  EXPECT_EQ(messages[11].at("content").get<std::string>().find("best so far"), std::string::npos);
+
+  const auto out = home_.path() / "bundle";
+  const auto written = export_trajectories(records_, {r.run_id}, out, nullptr);
+  const auto lines = read_file(out / "trajectories.jsonl");
+  EXPECT_EQ(json::parse(lines.substr(0, lines.find('\n'))), t);
+  // Every step's source and reply is in the bundle under its digest.
+  for (const auto& a : optimization_memory(records_).steps_of(r.run_id)) {
+    EXPECT_TRUE(std::filesystem::exists(out / "objects" / a.reply_sha256)) << a.step;
+    if (!a.source_sha256.empty()) {
+      EXPECT_TRUE(std::filesystem::exists(out / "objects" / a.source_sha256)) << a.step;
+    }
+  }
+  EXPECT_TRUE(verify_bundle(out, nullptr).ok());
+  // A changed number is caught.
+  write_file_atomically(out / "trajectories.jsonl", lines + " ");
+  EXPECT_FALSE(verify_bundle(out, nullptr).ok());
+}
+
+TEST_F(OptimizeLoop, OnlyOptimizeRunsExport) {
+  const std::int64_t bench = records_.begin_run("blaster bench --task rmsnorm", "rmsnorm", "");
+  records_.finish_run(bench, "completed", "");
+  try {
+    static_cast<void>(trajectory_of(records_, bench));
+    ADD_FAILURE() << "no input_error";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not an optimize run"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace blaster

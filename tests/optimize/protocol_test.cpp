@@ -1,0 +1,218 @@
+// The proposer protocol's messages: what a reply may be, what is wrong with one that is not a
+// candidate, what a request carries, and how blaster's reasons map to trajectory statuses.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/file_io.hpp"
+#include "optimize/protocol.hpp"
+
+namespace blaster {
+namespace {
+
+reply_problem problem_of(std::string_view line) {
+  const parsed_reply r = parse_reply(line);
+  const auto* p = std::get_if<reply_problem>(&r);
+  EXPECT_NE(p, nullptr) << line;
+  return p != nullptr ? *p : reply_problem{};
+}
+
+TEST(ProposerReply, ACandidateCarriesItsSourceHypothesisAndTags) {
+  const parsed_reply r = parse_reply(
+      R"({"source": "/* blaster {} */ __global__ void k() {}", "hypothesis": "one pass\nsecond line",
+          "tags": ["vectorize", "one-pass"], "kind": "rewrite", "ignored": 1})");
+  const auto* p = std::get_if<proposal>(&r);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->source, "/* blaster {} */ __global__ void k() {}");
+  EXPECT_EQ(p->hypothesis, "one pass");  // one line
+  EXPECT_EQ(p->tags, (std::vector<std::string>{"vectorize", "one-pass"}));
+  EXPECT_EQ(p->kind, "rewrite");
+}
+
+TEST(ProposerReply, StopEndsTheSession) {
+  const parsed_reply r = parse_reply(R"({"stop": true, "why": "nothing left to try"})");
+  const auto* s = std::get_if<stop_request>(&r);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->why, "nothing left to try");
+}
+
+TEST(ProposerReply, WhatIsNotACandidateSaysWhy) {
+  EXPECT_NE(problem_of("not json").detail.find("not JSON"), std::string::npos);
+  EXPECT_NE(problem_of("[1, 2]").detail.find("not a JSON object"), std::string::npos);
+  EXPECT_NE(problem_of(R"({"hypothesis": "x"})").detail.find("no \"source\""),
+            std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": 42})").detail.find("must be a string"), std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "  \n "})").detail.find("empty"), std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "k", "tags": "a"})").detail.find("list of strings"),
+            std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "k", "tags": [1]})").detail.find("list of strings"),
+            std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "k", "hypothesis": 3})").detail.find("\"hypothesis\""),
+            std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "k", "stop": "yes"})").detail.find("\"stop\""),
+            std::string::npos);
+  EXPECT_NE(problem_of(R"({"source": "a\u0000b"})").detail.find("NUL"), std::string::npos);
+  EXPECT_EQ(problem_of("{").reason, "invalid_reply");
+}
+
+TEST(ProposerReply, LimitsAreEnforced) {
+  const std::string big = R"({"source": ")" + std::string(300 * 1024, 'x') + R"("})";
+  EXPECT_NE(problem_of(big).detail.find("more than the 262144"), std::string::npos);
+  std::string tags = R"({"source": "k", "tags": [)";
+  for (int i = 0; i < 20; ++i) tags += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  tags += "]}";
+  EXPECT_NE(problem_of(tags).detail.find("at most 16"), std::string::npos);
+}
+
+TEST(ProposerRequest, CarriesTheTaskTheBestTheAttemptsAndTheMemory) {
+  task_brief task{.name = "rmsnorm", .title = "RMSNorm", .contract = {{"name", "rmsnorm"}},
+                  .baseline_source = "/* baseline */", .timed_case = "canonical",
+                  .shape = "B=16", .dtype = "f16"};
+  attempt best;
+  best.step = 2;
+  best.status = "ok";
+  best.time_us = 80.0;
+  best.speedup = 1.5;
+  best.speedup_low = 1.4;
+  best.speedup_high = 1.6;
+  best.reward = 1.4;
+  best.diagnosis = "bandwidth-bound";
+  attempt failed;
+  failed.step = 3;
+  failed.status = "compileerror";
+  failed.reason = "compile_error";
+  failed.log = "step-3.cu(12): error: identifier \"x\" is undefined";
+  failed.error_line = 12;
+  request_state state;
+  state.step = 4;
+  state.steps_left = 7;
+  state.baseline_us = 120.0;
+  state.best = &best;
+  state.best_source = "/* best */";
+  state.recent = {&best, &failed};
+  state.memory = nlohmann::json::array({{{"task", "rmsnorm"}, {"step", 9}}});
+  const nlohmann::json r = build_request(task, state);
+  EXPECT_EQ(r.at("protocol"), "blaster-optimize/1");
+  EXPECT_EQ(r.at("step"), 4);
+  EXPECT_EQ(r.at("steps_left"), 7);
+  EXPECT_TRUE(r.at("seconds_left").is_null());
+  EXPECT_EQ(r.at("task").at("baseline_source"), "/* baseline */");
+  EXPECT_EQ(r.at("task").at("contract").at("name"), "rmsnorm");
+  EXPECT_FALSE(r.at("task").at("candidate_format").get<std::string>().empty());
+  EXPECT_EQ(r.at("best").at("source"), "/* best */");
+  EXPECT_EQ(r.at("best").at("speedup_interval"), nlohmann::json({1.4, 1.6}));
+  EXPECT_EQ(r.at("best").at("diagnosis"), "bandwidth-bound");
+  ASSERT_EQ(r.at("attempts").size(), 2U);
+  EXPECT_EQ(r.at("attempts")[1].at("error_line"), 12);
+  EXPECT_EQ(r.at("attempts")[1].at("compile_log"), failed.log);
+  EXPECT_FALSE(r.at("attempts")[1].contains("time_us"));
+  EXPECT_EQ(r.at("memory").size(), 1U);
+  EXPECT_EQ(r.at("baseline_us"), 120.0);
+}
+
+TEST(TrajectoryStatus, ReasonsMapToTheFormatsThreeStatuses) {
+  EXPECT_EQ(trajectory_status(""), "ok");
+  for (const char* unbuilt : {"compile_error", "plan_error", "invalid_reply"}) {
+    EXPECT_EQ(trajectory_status(unbuilt), "compileerror") << unbuilt;
+  }
+  for (const char* rejected :
+       {"launch_error", "crash", "timeout", "wrong_result", "nonfinite", "unwritten_output",
+        "out_of_bounds_write", "input_modified", "nondeterministic", "stale_in_timing",
+        "impossible_speed", "sanitizer_error"}) {
+    EXPECT_EQ(trajectory_status(rejected), "wrongresult") << rejected;
+  }
+}
+
+TEST(CompileLog, TheFirstBlamedLineIsFound) {
+  EXPECT_EQ(first_error_line("step-3.cu(12): error: identifier \"x\" is undefined"), 12);
+  EXPECT_EQ(first_error_line("a.cu(3): warning: unused\na.cu(40): error: expected a \";\""), 40);
+  EXPECT_EQ(first_error_line("a.cu(7): catastrophic error: cannot open source file"), 7);
+  EXPECT_EQ(first_error_line("no location here"), std::nullopt);
+}
+
+TEST(AttemptJson, RoundTrips) {
+  attempt a;
+  a.step = 5;
+  a.parent = 2;
+  a.hypothesis = "h";
+  a.tags = {"t"};
+  a.status = "ok";
+  a.variant = "k[VEC=4]";
+  a.params = {{"VEC", "4"}};
+  a.time_us = 12.5;
+  a.speedup = 2.0;
+  a.speedup_low = 1.9;
+  a.speedup_high = 2.1;
+  a.reward = 1.9;
+  a.kept = true;
+  a.bench_run_id = 7;
+  a.source_sha256 = std::string(64, 'a');
+  const attempt b = attempt_from_json(to_json(a));
+  EXPECT_EQ(to_json(b), to_json(a));
+}
+
+}  // namespace
+}  // namespace blaster
+
+namespace blaster {
+namespace {
+
+nlohmann::json schema(const char* name) {
+  return nlohmann::json::parse(read_file(std::filesystem::path(BLASTER_SOURCE_DIR) / "optimize" /
+                                         "schemas" / name));
+}
+
+// The request schema and the requests blaster builds say the same: every required field is
+// there, and nothing is sent that the schema does not declare.
+TEST(ProtocolSchema, RequestsMatchTheirSchema) {
+  const nlohmann::json s = schema("request.schema.json");
+  attempt best;
+  best.step = 1;
+  best.status = "ok";
+  best.time_us = 10.0;
+  best.speedup = 2.0;
+  best.speedup_low = 1.9;
+  best.speedup_high = 2.1;
+  best.roofline_pct = 50.0;
+  best.diagnosis = "d";
+  best.log = "l";
+  best.error_line = 1;
+  request_state state;
+  state.step = 2;
+  state.best = &best;
+  state.recent = {&best};
+  const nlohmann::json r = build_request(task_brief{}, state);
+  for (const auto& key : s.at("required")) EXPECT_TRUE(r.contains(key)) << key;
+  for (const auto& [key, value] : r.items()) EXPECT_TRUE(s.at("properties").contains(key)) << key;
+  const auto& task = s.at("properties").at("task");
+  for (const auto& key : task.at("required")) EXPECT_TRUE(r.at("task").contains(key)) << key;
+  for (const auto& [key, value] : r.at("task").items()) {
+    EXPECT_TRUE(task.at("properties").contains(key)) << key;
+  }
+  const auto& feedback = s.at("$defs").at("feedback");
+  for (const auto& key : feedback.at("required")) EXPECT_TRUE(r.at("best").contains(key)) << key;
+  for (const auto& [key, value] : r.at("best").items()) {
+    EXPECT_TRUE(feedback.at("properties").contains(key)) << key;
+  }
+  for (const auto& [key, value] : r.at("attempts")[0].items()) {
+    EXPECT_TRUE(feedback.at("properties").contains(key)) << key;
+  }
+}
+
+// Every field a reply may carry is one the schema declares, and the limits agree.
+TEST(ProtocolSchema, RepliesMatchTheirSchema) {
+  const nlohmann::json s = schema("reply.schema.json");
+  const auto& candidate = s.at("oneOf")[0];
+  for (const char* key : {"source", "hypothesis", "kind", "tags"}) {
+    EXPECT_TRUE(candidate.at("properties").contains(key)) << key;
+  }
+  const reply_limits limits;
+  EXPECT_EQ(candidate.at("properties").at("source").at("maxLength"), limits.max_source_bytes);
+  EXPECT_EQ(candidate.at("properties").at("tags").at("maxItems"), limits.max_tags);
+  EXPECT_EQ(candidate.at("properties").at("tags").at("items").at("maxLength"),
+            limits.max_tag_chars);
+  EXPECT_EQ(s.at("oneOf")[1].at("required"), nlohmann::json({"stop"}));
+}
+
+}  // namespace
+}  // namespace blaster
