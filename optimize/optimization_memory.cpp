@@ -3,10 +3,15 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "evidence/detail/row_binding.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
 namespace {
+
+using detail::bind_int_or_null;
+using detail::bind_real_or_null;
+using detail::bind_text_or_null;
 
 constexpr std::string_view step_columns =
     "s.step, s.parent_step, s.hypothesis, s.kind, s.tags_json, s.status, s.reason, s.message, "
@@ -17,22 +22,6 @@ constexpr std::string_view step_columns =
 std::optional<double> real_or_null(const statement& row, int column) {
   if (row.column_is_null(column)) return std::nullopt;
   return row.column_double(column);
-}
-
-void bind_optional(statement& s, int index, const std::optional<double>& value) {
-  if (value) {
-    s.bind(index, *value);
-  } else {
-    s.bind_null(index);
-  }
-}
-
-void bind_text_or_null(statement& s, int index, const std::string& value) {
-  if (value.empty()) {
-    s.bind_null(index);
-  } else {
-    s.bind(index, value);
-  }
 }
 
 // step_columns, read from `first` on.
@@ -86,11 +75,7 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
       "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
   s.bind(1, run_id);
   s.bind(2, a.step);
-  if (a.parent) {
-    s.bind(3, *a.parent);
-  } else {
-    s.bind_null(3);
-  }
+  bind_int_or_null(s, 3, a.parent ? std::optional<std::int64_t>(*a.parent) : std::nullopt);
   s.bind(4, task);
   bind_text_or_null(s, 5, case_name);
   s.bind(6, a.hypothesis);
@@ -100,26 +85,18 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
   bind_text_or_null(s, 10, a.reason);
   bind_text_or_null(s, 11, a.message);
   bind_text_or_null(s, 12, a.variant);
-  if (a.params.empty()) {
-    s.bind_null(13);
-  } else {
-    s.bind(13, nlohmann::json(a.params).dump());
-  }
-  bind_optional(s, 14, a.time_us);
-  bind_optional(s, 15, a.baseline_us);
-  bind_optional(s, 16, a.speedup);
-  bind_optional(s, 17, a.speedup_low);
-  bind_optional(s, 18, a.speedup_high);
+  bind_text_or_null(s, 13, a.params.empty() ? std::string() : nlohmann::json(a.params).dump());
+  bind_real_or_null(s, 14, a.time_us);
+  bind_real_or_null(s, 15, a.baseline_us);
+  bind_real_or_null(s, 16, a.speedup);
+  bind_real_or_null(s, 17, a.speedup_low);
+  bind_real_or_null(s, 18, a.speedup_high);
   s.bind(19, a.reward);
   bind_text_or_null(s, 20, a.diagnosis);
   s.bind(21, a.kept ? 1 : 0);
   s.bind(22, a.at_s);
   s.bind(23, a.elapsed_s);
-  if (a.bench_run_id > 0) {
-    s.bind(24, a.bench_run_id);
-  } else {
-    s.bind_null(24);
-  }
+  bind_int_or_null(s, 24, a.bench_run_id > 0 ? std::optional(a.bench_run_id) : std::nullopt);
   bind_text_or_null(s, 25, a.source_sha256);
   bind_text_or_null(s, 26, a.reply_sha256);
   s.step();

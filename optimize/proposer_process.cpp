@@ -115,6 +115,16 @@ proposer_process::answer proposer_process::end(std::string ended, std::string wh
                 .wait_s = wait_s};
 }
 
+void proposer_process::drain() {
+  char buffer[65536];
+  for (;;) {
+    pollfd p{.fd = from_child_, .events = POLLIN, .revents = 0};
+    if (::poll(&p, 1, 0) <= 0 || (p.revents & POLLIN) == 0) return;
+    const ssize_t n = ::read(from_child_, buffer, sizeof buffer);
+    if (n <= 0) return;  // an exit shows when the reply is awaited
+  }
+}
+
 proposer_process::answer proposer_process::ask(std::string_view request,
                                                std::chrono::milliseconds deadline,
                                                std::size_t max_bytes) {
@@ -122,8 +132,10 @@ proposer_process::answer proposer_process::ask(std::string_view request,
     return answer{.line = std::nullopt, .ended = gone_code_, .why = "the proposer " + gone_,
                   .wait_s = 0.0};
   }
-  // Lines it wrote that no request asked for are not an answer to this one.
+  // Lines it wrote that no request asked for are not an answer to this one: whatever it sent
+  // before this request, buffered or still in the pipe, is dropped.
   pending_.clear();
+  drain();
   std::string out(request);
   out.push_back('\n');
   // A proposer that stopped reading must not kill blaster with SIGPIPE.

@@ -44,6 +44,8 @@ class proposer_process {
   [[nodiscard]] bool running() const { return pid_ > 0; }
 
  private:
+  // Reads and drops what the proposer has written so far, without waiting.
+  void drain();
   // Kills the group, reaps the child and describes how it ended.
   std::string stop();
   answer end(std::string ended, std::string why, double wait_s);

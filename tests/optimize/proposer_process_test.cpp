@@ -37,6 +37,7 @@ TEST_F(ProposerProcess, LinesNobodyAskedForAreDropped) {
   const auto first = p.ask("a", 5000ms, 1024);
   ASSERT_TRUE(first.line) << first.why;
   EXPECT_EQ(*first.line, "re a");
+  std::this_thread::sleep_for(100ms);  // "extra" is written before the next request
   const auto second = p.ask("b", 5000ms, 1024);
   ASSERT_TRUE(second.line) << second.why;
   EXPECT_EQ(*second.line, "re b");
