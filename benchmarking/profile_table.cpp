@@ -30,6 +30,14 @@ std::string occupancy_line(const kernel_counters& k) {
   return line;
 }
 
+// How many counts each variant's counters are the mean of (the same for every variant).
+int counted_runs_of(const bench_report& report) {
+  for (const auto& r : report.results) {
+    if (r.profile && r.profile->counters.unavailable.empty()) return r.profile->counters.runs;
+  }
+  return 1;
+}
+
 }  // namespace
 
 std::vector<counter_agreement> ncu_agreement(const diagnostics& d) {
@@ -91,9 +99,10 @@ result_table profile_table(const bench_report& report) {
   t.title = fmt::format("{}, case {}: hardware counters", report.task, report.timed_case);
   t.preamble.push_back(fmt::format("task {}: {}", report.task, report.title));
   t.preamble.push_back(fmt::format(
-      "case {} ({}), {} · each kernel counted on an L2 that holds none of its data, inputs "
-      "uploaded again and outputs poisoned again before each replay",
-      report.timed_case, report.timed_shape, report.dtype));
+      "case {} ({}), {} · each kernel counted on an L2 and instruction caches that hold none "
+      "of its data or code, inputs uploaded again and outputs poisoned again before each "
+      "replay, the mean of {} counts",
+      report.timed_case, report.timed_shape, report.dtype, counted_runs_of(report)));
   if (report.device) {
     t.preamble.push_back(fmt::format("GPU {} ({}, {} SMs) · NVRTC {} · blaster {}",
                                      report.device->name, report.device->arch(),

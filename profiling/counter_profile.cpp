@@ -1,5 +1,9 @@
 #include "profiling/counter_profile.hpp"
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 #include "profiling/counters.hpp"
 
 namespace blaster {
@@ -29,6 +33,50 @@ std::map<std::string, double> plan_counters(const counter_profile& p) {
   return sums;
 }
 
+std::map<std::string, double> mean_counters(
+    const std::vector<std::map<std::string, double>>& runs) {
+  std::map<std::string, double> mean;
+  if (runs.empty()) return mean;
+  for (const auto& [name, value] : runs.front()) {
+    double sum = 0;
+    bool everywhere = true;
+    for (const auto& run : runs) {
+      const auto it = run.find(name);
+      if (it == run.end()) {
+        everywhere = false;
+        break;
+      }
+      sum += it->second;
+    }
+    if (everywhere) mean[name] = sum / static_cast<double>(runs.size());
+  }
+  return mean;
+}
+
+std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& kernels,
+                                            std::size_t launches, int runs) {
+  if (launches == 0 || runs < 1 || kernels.size() != launches * static_cast<std::size_t>(runs)) {
+    throw std::invalid_argument(fmt::format("{} kernels counted where {} runs of {} launches were "
+                                            "expected", kernels.size(), runs, launches));
+  }
+  std::vector<kernel_counters> out;
+  for (std::size_t launch = 0; launch < launches; ++launch) {
+    kernel_counters k = kernels[launch];
+    std::vector<std::map<std::string, double>> counts;
+    for (std::size_t i = launch; i < kernels.size(); i += launches) {
+      if (kernels[i].kernel != k.kernel) {
+        throw std::invalid_argument(fmt::format("kernel {} is {}, where run 1 launched {}", i,
+                                                kernels[i].kernel, k.kernel));
+      }
+      counts.push_back(kernels[i].counters);
+    }
+    k.launch = launch;
+    k.counters = mean_counters(counts);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 json to_json(const kernel_counters& k) {
   json j{{"launch", k.launch}, {"kernel", k.kernel}, {"counters", k.counters}};
   if (k.occupancy) j["occupancy"] = to_json(*k.occupancy);
@@ -50,7 +98,7 @@ kernel_counters kernel_counters_from_json(const json& j) {
 json to_json(const counter_profile& p) {
   json kernels = json::array();
   for (const auto& k : p.kernels) kernels.push_back(to_json(k));
-  return {{"source", p.source}, {"chip", p.chip},       {"passes", p.passes},
+  return {{"source", p.source}, {"chip", p.chip},       {"passes", p.passes}, {"runs", p.runs},
           {"case", p.case_name}, {"kernels", kernels}, {"missing", p.missing},
           {"unavailable", p.unavailable}, {"sweep_dram_bytes_written", p.sweep_dram_bytes_written}};
 }
@@ -59,6 +107,7 @@ counter_profile counter_profile_from_json(const json& j) {
   counter_profile p{.source = j.at("source").get<std::string>(),
                     .chip = j.at("chip").get<std::string>(),
                     .passes = j.at("passes").get<int>(),
+                    .runs = j.value("runs", 1),
                     .case_name = j.at("case").get<std::string>(),
                     .kernels = {},
                     .missing = j.at("missing").get<std::vector<std::string>>(),

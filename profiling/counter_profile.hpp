@@ -28,7 +28,8 @@ struct kernel_counters {
 struct counter_profile {
   std::string source;  // what collected them: "CUPTI range profiler", "Nsight Compute"
   std::string chip;    // "GH100"
-  int passes = 0;      // replays of the plan the counters took
+  int passes = 0;      // replays of the plan the counters took, in each run
+  int runs = 1;        // runs of the whole count, each kernel's counters their mean
   std::string case_name;
   std::vector<kernel_counters> kernels;
   std::vector<std::string> missing;  // counters this chip does not have
@@ -41,6 +42,16 @@ struct counter_profile {
 // The plan's counters: additive ones (bytes, instructions, time) summed over its kernels, the
 // others (rates, shares) weighted by each kernel's time.
 std::map<std::string, double> plan_counters(const counter_profile& p);
+
+// The mean of each counter over several counts of the same work: a warp's stall counts on a
+// memory-bound kernel vary by a tenth from one count to the next, its bytes and instructions do
+// not. A counter missing from any run is missing from the mean.
+std::map<std::string, double> mean_counters(const std::vector<std::map<std::string, double>>& runs);
+
+// `kernels` holds `runs` counts of a plan of `launches` kernels, one after the other; the result
+// holds each launch's mean. Throws std::invalid_argument when the kernels are not that many.
+std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& kernels,
+                                            std::size_t launches, int runs);
 
 nlohmann::json to_json(const kernel_counters& k);
 kernel_counters kernel_counters_from_json(const nlohmann::json& j);

@@ -2,14 +2,17 @@
 // The counters take several passes; before each one the inputs are uploaded again and the
 // outputs poisoned again, so that every pass counts the real work on the real data rather than
 // a kernel finding its answer already in place. Each kernel meets an L2 holding none of its data
-// (as under Nsight Compute's cache control), and a read-only sweep after it, counted as a range
-// of its own, shows the dirty lines it left in the L2: writes that reach DRAM after it ends. A
-// sweep before the first kernel measures what a sweep writes with no kernel before it (the
-// profiler's own records), which each kernel's write-back leaves out.
+// and SMs holding none of its instructions (as under Nsight Compute's cache control), and a
+// read-only sweep after it, counted as a range of its own, shows the dirty lines it left in the
+// L2: writes that reach DRAM after it ends. A sweep before the first kernel measures what a sweep
+// writes with no kernel before it (the profiler's own records), which each kernel's write-back
+// leaves out. The whole count runs several times and each counter is the mean: stall counts vary
+// from one count to the next.
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "benchmarking/instruction_flush.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/l2_flush.hpp"
 #include "benchmarking/worker/check_buffers.hpp"
@@ -63,12 +66,17 @@ occupancy_estimate occupancy_of(const resolved_launch& launch, CUfunction functi
 }
 
 // The kernels of one pass, in launch order: two sweeps alone (the second, after a sweep like
-// every later one, measures what a sweep writes of its own), then each launch of the plan and
-// the sweep after it.
+// every later one, measures what a sweep writes of its own), then for each launch of the plan the
+// instruction flush, the launch and the sweep after it.
 constexpr std::size_t lead_sweeps = 2;
 constexpr std::size_t background_range = 1;
-std::size_t kernel_range(std::size_t launch) { return 2 * launch + lead_sweeps; }
-std::size_t sweep_range(std::size_t launch) { return 2 * launch + lead_sweeps + 1; }
+constexpr std::size_t ranges_per_launch = 3;
+std::size_t kernel_range(std::size_t launch) { return ranges_per_launch * launch + lead_sweeps + 1; }
+std::size_t sweep_range(std::size_t launch) { return kernel_range(launch) + 1; }
+
+// Counts of the whole plan, each with every pass it needs. Nsight Compute's own stall ratios
+// differ by up to a tenth between two runs of one kernel; the mean of five is within 5%.
+constexpr int counted_runs = 5;
 
 counter_profile run_profile(worker_context& w) {
   const gate_check& check = w.request.checks.at(w.request.timed_check);
@@ -92,55 +100,74 @@ counter_profile run_profile(worker_context& w) {
                          .resolution = {}});
   }
   if (w.request.wrapped_profiler) {
+    // ncu flushes the caches and restores memory around each kernel it counts; the mean of its
+    // runs is taken where its report is read.
     p.source = "Nsight Compute";
-    poison(w, set);
-    settle(w);
+    p.runs = counted_runs;
     send_step("counters");
-    launches.enqueue(w.stream.get());
-    settle(w);
+    for (int run = 0; run < counted_runs; ++run) {
+      upload_inputs(w, check, set);
+      poison(w, set);
+      settle(w);
+      launches.enqueue(w.stream.get());
+      settle(w);
+    }
     return p;
   }
   l2_flush sweep(w.context.properties().l2_bytes, w.request.arch, &*w.cache);
+  instruction_flush instructions(w.context.properties().sm_count, w.request.arch, &*w.cache);
   sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
   settle(w);
+  const std::size_t ranges_per_pass = ranges_per_launch * launches.size() + lead_sweeps;
   try {
-    range_profiler profiler(w.context.get(), w.context.properties().ordinal, profiled_counters(),
-                            2 * launches.size() + lead_sweeps);
-    p.chip = profiler.chip();
-    p.passes = profiler.passes();
-    p.missing = profiler.missing();
-    send_step("counters");
-    bool done = false;
-    // A profiler that never says it is done must not loop forever.
-    for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
-      upload_inputs(w, check, set);
-      poison(w, set);
-      sweep.evict(w.stream.get());
-      settle(w);
-      profiler.begin_pass();
-      for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict(w.stream.get());
-      for (std::size_t i = 0; i < launches.size(); ++i) {
-        launches.enqueue(w.stream.get(), i);
+    std::vector<std::vector<range_values>> runs;
+    for (int run = 0; run < counted_runs; ++run) {
+      range_profiler profiler(w.context.get(), w.context.properties().ordinal,
+                              profiled_counters(), ranges_per_pass);
+      p.chip = profiler.chip();
+      p.passes = profiler.passes();
+      p.missing = profiler.missing();
+      if (run == 0) send_step("counters");
+      bool done = false;
+      // A profiler that never says it is done must not loop forever.
+      for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
+        upload_inputs(w, check, set);
+        poison(w, set);
         sweep.evict(w.stream.get());
+        settle(w);
+        profiler.begin_pass();
+        for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict(w.stream.get());
+        for (std::size_t i = 0; i < launches.size(); ++i) {
+          instructions(w.stream.get());
+          launches.enqueue(w.stream.get(), i);
+          sweep.evict(w.stream.get());
+        }
+        settle(w);
+        done = profiler.end_pass();
       }
-      settle(w);
-      done = profiler.end_pass();
+      if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
+      runs.push_back(profiler.results());
+      if (runs.back().size() != ranges_per_pass) {
+        throw std::runtime_error(fmt::format("the range profiler counted {} kernels of the {} a "
+                                             "pass launched", runs.back().size(),
+                                             ranges_per_pass));
+      }
     }
-    if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
-    const std::vector<range_values> ranges = profiler.results();
-    if (ranges.size() != 2 * launches.size() + lead_sweeps) {
-      throw std::runtime_error(fmt::format("the range profiler counted {} kernels of the {} a "
-                                           "pass launched", ranges.size(),
-                                           2 * launches.size() + lead_sweeps));
-    }
+    p.runs = counted_runs;
+    auto mean_of = [&](std::size_t range) {
+      std::vector<std::map<std::string, double>> counts;
+      for (const auto& r : runs) counts.push_back(r[range].values);
+      return mean_counters(counts);
+    };
     const std::string written(counter::dram_bytes_written);
     auto written_by = [&](std::size_t range) {
-      const auto it = ranges[range].values.find(written);
-      return it == ranges[range].values.end() ? 0.0 : it->second;
+      const auto values = mean_of(range);
+      const auto it = values.find(written);
+      return it == values.end() ? 0.0 : it->second;
     };
     p.sweep_dram_bytes_written = written_by(background_range);
     for (auto& k : p.kernels) {
-      k.counters = ranges[kernel_range(k.launch)].values;
+      k.counters = mean_of(kernel_range(k.launch));
       k.counters[std::string(counter::dram_bytes_written_back)] =
           std::max(0.0, written_by(sweep_range(k.launch)) - p.sweep_dram_bytes_written);
     }

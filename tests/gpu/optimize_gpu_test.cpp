@@ -79,6 +79,7 @@ TEST(OptimizeGpu, AScriptedSessionGetsTheStatusEachStepDeserves) {
   b.root = source_dir;
   b.task = "rmsnorm";
   b.sessions = 2;
+  b.profile = true;  // each step carries the diagnosis, as optimize's steps do by default
   b.timing.max_samples = 30;
   b.compile.timeout = std::chrono::seconds(10);
   b.worker_executable = BLASTER_BINARY;

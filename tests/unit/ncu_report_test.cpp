@@ -39,6 +39,32 @@ TEST(NcuReport, ReadsEachKernelsCountersInLaunchOrder) {
 
 // ncu prints two decimals, or six digits in scientific notation, and drops trailing zeros: each
 // value stands for every number that prints as it does.
+// Two runs of the same two-kernel plan, as the worker under ncu launches them.
+constexpr const char* two_runs =
+    R"csv("ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed"
+"","","","","","","","","","","","byte","byte","%"
+"0","9044","blaster","127.0.0.1","rmsnorm_naive","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","169,379,072","113,859,072","52.39"
+"1","9044","blaster","127.0.0.1","rmsnorm_apply","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","n/a","1,024","0"
+"2","9044","blaster","127.0.0.1","rmsnorm_naive","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","169,379,072","113,859,072","50.39"
+"3","9044","blaster","127.0.0.1","rmsnorm_apply","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","2,048","3,072","0"
+)csv";
+
+TEST(NcuReport, RunsOfAPlanAverageLaunchByLaunch) {
+  const counter_profile p = parse_ncu_csv(two_runs, metrics);
+  const std::vector<kernel_counters> mean = mean_by_launch(p.kernels, 2, 2);
+  ASSERT_EQ(mean.size(), 2U);
+  EXPECT_EQ(mean[0].kernel, "rmsnorm_naive");
+  EXPECT_EQ(mean[1].launch, 1U);
+  EXPECT_DOUBLE_EQ(
+      mean[0].counters.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"), 51.39);
+  EXPECT_DOUBLE_EQ(mean[1].counters.at("dram__bytes_write.sum"), 2048);
+  // Counted in one run only: no mean.
+  EXPECT_FALSE(mean[1].counters.contains("dram__bytes_read.sum"));
+  // A count that is not whole runs of the plan, or runs that launched other kernels, is refused.
+  EXPECT_THROW((void)mean_by_launch(p.kernels, 3, 1), std::invalid_argument);
+  EXPECT_THROW((void)mean_by_launch(p.kernels, 1, 4), std::invalid_argument);
+}
+
 TEST(NcuReport, KeepsHowPreciselyNcuPrintedEachValue) {
   const std::vector<std::string> asked{
       "smsp__cycles_elapsed.avg.per_second",
