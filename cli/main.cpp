@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
       add_export_command(app, global), add_verify_command(app, global),
       add_keygen_command(app, global), add_portfolio_command(app, global),
       add_compare_command(app, global), add_profile_command(app, global),
-      add_optimize_command(app, global), add_memory_command(app, global),
+      add_optimize_command(app, global), add_proposer_command(app, global),
+      add_memory_command(app, global),
       add_trajectories_command(app, global)};
   try {
     app.parse(argc, argv);

@@ -1,5 +1,5 @@
-// blaster optimize, blaster memory, blaster trajectories export: the optimization loop, what it
-// remembers, and its sessions as trajectories.
+// blaster optimize, blaster proposer, blaster memory, blaster trajectories export: the
+// optimization loop, its built-in proposer, what it remembers, and its sessions as trajectories.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,12 +7,14 @@
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
+#include "benchmarking/candidate.hpp"
 #include "core/error.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/table_renderer.hpp"
 #include "optimize/bench_evaluator.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/optimize_loop.hpp"
+#include "optimize/params_search.hpp"
 #include "optimize/trajectory.hpp"
 
 namespace blaster::cli {
@@ -61,6 +63,42 @@ result_table memory_table(const std::vector<optimization_memory::entry>& entries
   return t;
 }
 
+// A word for sh -c, quoted so that no character in it is special.
+std::string shell_quoted(const std::string& word) {
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The files whose params the built-in proposer searches: the given ones, else kernels/<task>/.
+std::vector<std::filesystem::path> searched_files(const std::filesystem::path& root,
+                                                  const std::string& task,
+                                                  const std::vector<std::filesystem::path>& given) {
+  std::vector<std::filesystem::path> files = discover_candidates(root, task, given);
+  files.erase(files.begin());  // the baseline
+  if (files.empty()) {
+    BLASTER_INPUT_ERROR("{}: no candidate files to search; add one under kernels/{}/ or name one "
+                        "with --candidate", task, task);
+  }
+  return files;
+}
+
+// `blaster optimize --proposer params` stands for this command: blaster itself as the proposer.
+std::string params_proposer_command(const std::filesystem::path& root, const std::string& task,
+                                    const std::vector<std::filesystem::path>& candidates,
+                                    int sessions) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
+  std::string command = fmt::format("{} --root {} proposer params --task {} --sessions {}",
+                                    shell_quoted(self.string()), shell_quoted(root.string()),
+                                    shell_quoted(task), sessions);
+  for (const auto& c : candidates) {
+    command += " --candidate " + shell_quoted(std::filesystem::absolute(c).string());
+  }
+  return command;
+}
+
 }  // namespace
 
 command_fn add_optimize_command(CLI::App& app, const global_options& global) {
@@ -75,6 +113,7 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     int history = 8;
     double reply_timeout_s = 300.0;
     std::optional<std::uint64_t> seed;
+    std::vector<std::filesystem::path> candidates;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -89,6 +128,10 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "from its standard output: {\"source\": \"...\", \"hypothesis\": \"...\", \"tags\": [...]}, "
       "or {\"stop\": true}. optimize/PROTOCOL.md has the schemas. The proposer's standard error "
       "goes to proposer.log in the run's folder under the home.\n\n"
+      "--proposer params is the built-in proposer (`blaster proposer params`): it searches the "
+      "params of the task's candidate files (or --candidate) by successive halving, every "
+      "configuration timed in one session, then the faster half with twice the sessions, until "
+      "one is left and confirmed with --sessions; without --steps it runs until it stops.\n\n"
       "Each step is judged like `blaster bench --candidate STEP.cu --sessions N`: compiled, "
       "gated on every case, timed against the baseline in the same run, with the counters' "
       "diagnosis. Its reward is the lower bound of the speedup's 95% interval (0 when rejected). "
@@ -96,13 +139,18 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "a proposer that hangs past --reply-timeout, floods, or exits ends the session cleanly.\n\n"
       "Examples:\n"
       "  blaster optimize --task rmsnorm --proposer 'python3 my_agent.py' --steps 20\n"
+      "  blaster optimize --task softmax --proposer params --sessions 5\n"
       "  blaster trajectories export --run latest --out session-12\n\n"
       "Exit status: 0 the session ended by its steps, minutes or the proposer's stop; 1 the "
       "proposer hung, flooded or died, or the machine failed; 2 bad input; 3 no GPU to judge a "
       "candidate that compiled (what came before is recorded).");
   cmd->add_option("--task", f->task, "task name: a folder under tasks/")->required();
-  cmd->add_option("--proposer", f->proposer, "the proposer's command, run with sh -c")
+  cmd->add_option("--proposer", f->proposer,
+                  "the proposer's command, run with sh -c; `params` for the built-in search")
       ->required();
+  cmd->add_option("--candidate", f->candidates,
+                  "with --proposer params: a candidate file or folder whose params are searched "
+                  "(repeatable; default kernels/<task>/)");
   cmd->add_option("--case", f->case_name, "time this case (default: the canonical one)");
   cmd->add_option("--steps", f->steps, "at most this many steps (default 10 without --minutes)")
       ->check(CLI::Range(1, 1000000));
@@ -129,14 +177,25 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     optimize_options o;
     const auto root = resolve_root(global);
     o.task = brief_of(root, f->task, f->case_name);
-    o.proposer = f->proposer;
+    const bool built_in = f->proposer == "params";
+    if (!f->candidates.empty() && !built_in) {
+      BLASTER_INPUT_ERROR("--candidate goes with --proposer params; a proposer of your own "
+                          "writes its candidates itself");
+    }
+    o.proposer = built_in ? params_proposer_command(
+                                root, f->task, searched_files(root, f->task, f->candidates),
+                                f->sessions)
+                          : f->proposer;
     o.steps = f->steps;
     o.minutes = f->minutes;
-    if (!o.steps && !o.minutes) o.steps = 10;
+    // The built-in search stops by itself; any other proposer gets ten steps unless told.
+    if (!o.steps && !o.minutes && !built_in) o.steps = 10;
     o.history = f->history;
     o.reply_deadline =
         std::chrono::milliseconds(static_cast<long long>(f->reply_timeout_s * 1000.0));
-    o.command = fmt::format("blaster optimize --task {} --proposer '{}'", f->task, f->proposer);
+    o.command = fmt::format("blaster optimize --task {} --proposer {}", f->task,
+                            built_in ? f->proposer : shell_quoted(f->proposer));
+    for (const auto& c : f->candidates) o.command += " --candidate " + c.string();
     if (!f->case_name.empty()) o.command += " --case " + f->case_name;
     if (f->steps) o.command += fmt::format(" --steps {}", *f->steps);
     if (f->minutes) o.command += fmt::format(" --minutes {:g}", *f->minutes);
@@ -175,6 +234,39 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
                 << (r.folder / "proposer.log").string() << ")\n";
       return static_cast<int>(exit_failure);
     }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+command_fn add_proposer_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    std::string task;
+    std::vector<std::filesystem::path> candidates;
+    int sessions = 3;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "proposer",
+      "Built-in proposers that speak optimize/PROTOCOL.md on standard input and output; "
+      "`blaster optimize --proposer params` starts `blaster proposer params`.");
+  cmd->require_subcommand(1);
+  CLI::App* params = cmd->add_subcommand(
+      "params",
+      "Search the params of the task's candidate files by successive halving: each "
+      "configuration, pinned to its values, is proposed with one timing session; the faster "
+      "half of those that passed is proposed again with twice the sessions, until one is left, "
+      "which is proposed once more with --sessions. Then it asks to stop.");
+  params->footer("Example:\n  blaster optimize --task rmsnorm --proposer params");
+  params->add_option("--task", f->task, "task name: a folder under tasks/")->required();
+  params->add_option("--candidate", f->candidates,
+                     "a candidate file or folder (repeatable; default kernels/<task>/)");
+  params->add_option("--sessions", f->sessions, "sessions of the confirming step")
+      ->check(CLI::Range(1, 32))
+      ->capture_default_str();
+  return [f, &global]() {
+    const auto root = resolve_root(global);
+    params_search search(arms_of(searched_files(root, f->task, f->candidates)), f->sessions);
+    serve_params_proposer(std::cin, std::cout, search);
     return static_cast<int>(exit_ok);
   };
 }

@@ -65,6 +65,7 @@ nlohmann::json to_json(const attempt& a) {
       {"source_sha256", a.source_sha256},
       {"reply_sha256", a.reply_sha256},
   };
+  if (a.sessions > 0) j["sessions"] = a.sessions;
   put_optional(j, "parent", a.parent);
   put_optional(j, "error_line", a.error_line);
   put_optional(j, "time_us", a.time_us);
@@ -83,6 +84,7 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.hypothesis = j.value("hypothesis", std::string());
   a.kind = j.value("kind", std::string());
   a.tags = j.value("tags", std::vector<std::string>());
+  a.sessions = j.value("sessions", 0);
   a.status = j.at("status").get<std::string>();
   a.reason = j.value("reason", std::string());
   a.message = j.value("message", std::string());

@@ -21,6 +21,7 @@ struct attempt {
   std::string hypothesis;      // the proposer's one line
   std::string kind;            // the proposer's word for the step (rewrite, tune, fix), free
   std::vector<std::string> tags;
+  int sessions = 0;  // timing sessions the proposer asked for; 0: the run's --sessions
 
   // The trajectory's status (ok, compileerror, wrongresult) and blaster's finer reason: a
   // reason code of the gate or the compile, or what was wrong with the reply (invalid_reply).

@@ -67,6 +67,7 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
                                attempt& a) {
   bench_options o = options_;
   o.candidates = {source_file};
+  if (a.sessions > 0) o.sessions = a.sessions;
   o.command = fmt::format("blaster bench --task {} --candidate {} --sessions {}{} (step {} of "
                           "optimize run {})",
                           o.task, source_file.filename().string(), o.sessions,

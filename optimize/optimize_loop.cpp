@@ -127,6 +127,7 @@ optimize_result run_optimize(const optimize_options& options, store& records,
         a.hypothesis = p.hypothesis;
         a.kind = p.kind;
         a.tags = p.tags;
+        a.sessions = p.sessions.value_or(0);
         last_tags = p.tags;
         source = p.source;
         a.source_sha256 = records.cas().put(source);

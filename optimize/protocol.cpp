@@ -73,6 +73,15 @@ parsed_reply parse_reply(std::string_view line, const reply_limits& limits) {
       p.tags.push_back(one_line(t.get<std::string>(), limits.max_tag_chars));
     }
   }
+  if (j.contains("sessions")) {
+    const auto& n = j.at("sessions");
+    if (!n.is_number_integer() || n.get<std::int64_t>() < 1 ||
+        n.get<std::int64_t>() > limits.max_sessions) {
+      return problem(fmt::format("\"sessions\" must be an integer from 1 to {}",
+                                 limits.max_sessions));
+    }
+    p.sessions = n.get<int>();
+  }
   return p;
 }
 
@@ -116,6 +125,7 @@ nlohmann::json feedback_json(const attempt& a) {
                       {"status", a.status}, {"reason", a.reason},         {"message", a.message}};
   if (!a.log.empty()) j["compile_log"] = a.log;
   if (a.error_line) j["error_line"] = *a.error_line;
+  if (a.sessions > 0) j["sessions"] = a.sessions;
   if (a.time_us) {
     j["variant"] = a.variant;
     j["params"] = a.params;

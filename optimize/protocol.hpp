@@ -27,6 +27,7 @@ struct proposal {
   std::string hypothesis;  // one line: what it tries and why
   std::string kind;
   std::vector<std::string> tags;
+  std::optional<int> sessions;  // timing sessions asked for this candidate; none: the run's
 };
 struct stop_request {
   std::string why;
@@ -43,6 +44,7 @@ struct reply_limits {
   std::size_t max_hypothesis_chars = 500;
   std::size_t max_tags = 16;
   std::size_t max_tag_chars = 64;
+  int max_sessions = 32;
 };
 
 parsed_reply parse_reply(std::string_view line, const reply_limits& limits = {});

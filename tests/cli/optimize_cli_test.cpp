@@ -97,6 +97,32 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   EXPECT_NE(wrong.err.find("not an optimize run"), std::string::npos) << wrong.err;
 }
 
+// The built-in search proposes each configuration of the task's candidate files, pinned, with
+// one timing session; blaster itself is the proposer process.
+TEST_F(OptimizeCli, TheParamsProposerScreensEachConfigurationInOneSession) {
+  const auto r = run("optimize --task rmsnorm --proposer params --steps 2 --no-profile --json");
+  const bool gpu = cuda::driver_unavailable_reason().empty();
+  EXPECT_EQ(r.exit_code, gpu ? 0 : 3) << r.err;
+  const json session = json::parse(r.out);
+  const json& steps = session.at("steps");
+  ASSERT_EQ(steps.size(), gpu ? 2U : 1U) << r.out;
+  EXPECT_EQ(steps[0].at("hypothesis"),
+            "rmsnorm_vec_regs[VEC=4,BLOCK=128]: round 1 of successive halving, 1 session");
+  EXPECT_EQ(steps[0].at("sessions"), 1);
+  EXPECT_EQ(steps[0].at("tags"), json({"params", "round-1"}));
+  if (gpu) {
+    EXPECT_EQ(steps[0].at("variant"), "step-1[VEC=4,BLOCK=128]");
+    EXPECT_EQ(steps[1].at("hypothesis"),
+              "rmsnorm_vec_regs[VEC=4,BLOCK=256]: round 1 of successive halving, 1 session");
+  }
+
+  const auto other = run("optimize --task rmsnorm --proposer cat --candidate " +
+                         std::string(BLASTER_SOURCE_DIR) + "/kernels/rmsnorm");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("--candidate goes with --proposer params"), std::string::npos)
+      << other.err;
+}
+
 TEST_F(OptimizeCli, AProposerThatCannotStartEndsWithItsReason) {
   const auto r = run("optimize --task rmsnorm --steps 2 --proposer 'exit 5'");
   EXPECT_EQ(r.exit_code, 1) << r.err;

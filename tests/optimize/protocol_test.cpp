@@ -27,6 +27,11 @@ TEST(ProposerReply, ACandidateCarriesItsSourceHypothesisAndTags) {
   EXPECT_EQ(p->hypothesis, "one pass");  // one line
   EXPECT_EQ(p->tags, (std::vector<std::string>{"vectorize", "one-pass"}));
   EXPECT_EQ(p->kind, "rewrite");
+  EXPECT_FALSE(p->sessions);  // the run's
+
+  const parsed_reply screen = parse_reply(R"({"source": "k", "sessions": 1})");
+  ASSERT_NE(std::get_if<proposal>(&screen), nullptr);
+  EXPECT_EQ(std::get<proposal>(screen).sessions, 1);
 }
 
 TEST(ProposerReply, StopEndsTheSession) {
@@ -52,6 +57,12 @@ TEST(ProposerReply, WhatIsNotACandidateSaysWhy) {
   EXPECT_NE(problem_of(R"({"source": "k", "stop": "yes"})").detail.find("\"stop\""),
             std::string::npos);
   EXPECT_NE(problem_of(R"({"source": "a\u0000b"})").detail.find("NUL"), std::string::npos);
+  for (const char* sessions : {"0", "33", "2.5", "\"3\""}) {
+    EXPECT_NE(problem_of(std::string(R"({"source": "k", "sessions": )") + sessions + "}")
+                  .detail.find("\"sessions\" must be an integer from 1 to 32"),
+              std::string::npos)
+        << sessions;
+  }
   EXPECT_EQ(problem_of("{").reason, "invalid_reply");
 }
 
@@ -136,6 +147,7 @@ TEST(AttemptJson, RoundTrips) {
   a.parent = 2;
   a.hypothesis = "h";
   a.tags = {"t"};
+  a.sessions = 1;
   a.status = "ok";
   a.variant = "k[VEC=4]";
   a.params = {{"VEC", "4"}};
@@ -149,6 +161,7 @@ TEST(AttemptJson, RoundTrips) {
   a.source_sha256 = std::string(64, 'a');
   const attempt b = attempt_from_json(to_json(a));
   EXPECT_EQ(to_json(b), to_json(a));
+  EXPECT_EQ(b.sessions, 1);
 }
 
 }  // namespace
@@ -211,6 +224,7 @@ TEST(ProtocolSchema, RepliesMatchTheirSchema) {
   EXPECT_EQ(candidate.at("properties").at("tags").at("maxItems"), limits.max_tags);
   EXPECT_EQ(candidate.at("properties").at("tags").at("items").at("maxLength"),
             limits.max_tag_chars);
+  EXPECT_EQ(candidate.at("properties").at("sessions").at("maximum"), limits.max_sessions);
   EXPECT_EQ(s.at("oneOf")[1].at("required"), nlohmann::json({"stop"}));
 }
 
