@@ -28,6 +28,9 @@ command_fn add_keygen_command(CLI::App& app, const global_options& global);
 // The optimization loop, its memory and its trajectories: cli/optimize_commands.cpp.
 command_fn add_optimize_command(CLI::App& app, const global_options& global);
 command_fn add_proposer_command(CLI::App& app, const global_options& global);
+// Candidates from a trainer that drives its own loop: cli/serve_commands.cpp.
+command_fn add_serve_command(CLI::App& app, const global_options& global);
+command_fn add_eval_command(CLI::App& app, const global_options& global);
 command_fn add_memory_command(CLI::App& app, const global_options& global);
 command_fn add_trajectories_command(CLI::App& app, const global_options& global);
 

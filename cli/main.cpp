@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
       add_keygen_command(app, global), add_portfolio_command(app, global),
       add_compare_command(app, global), add_profile_command(app, global),
       add_optimize_command(app, global), add_proposer_command(app, global),
+      add_serve_command(app, global), add_eval_command(app, global),
       add_memory_command(app, global),
       add_trajectories_command(app, global)};
   try {

@@ -4,10 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/candidate.hpp"
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
+#include "cli/judge_flags.hpp"
 #include "cli/store_access.hpp"
-#include "benchmarking/candidate.hpp"
 #include "core/error.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/table_renderer.hpp"
@@ -19,25 +20,6 @@
 
 namespace blaster::cli {
 namespace {
-
-std::string interval_text(const attempt& a) {
-  if (!a.speedup) return "-";
-  if (!a.speedup_low || !a.speedup_high) return fmt::format("{:.2f}x", *a.speedup);
-  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *a.speedup, *a.speedup_low, *a.speedup_high);
-}
-
-std::string step_line(const attempt& a) {
-  std::string line = fmt::format("step {:>3}  {:<12} {:<18}", a.step, a.status,
-                                 a.reason.empty() ? "-" : a.reason);
-  if (a.time_us) {
-    line += fmt::format(" {:>10.2f} us  {}  reward {:.3f}", *a.time_us, interval_text(a), a.reward);
-  } else if (!a.message.empty()) {
-    line += " " + a.message.substr(0, 120);
-  }
-  if (a.kept) line += "  (best)";
-  if (!a.hypothesis.empty()) line += "\n          " + a.hypothesis;
-  return line;
-}
 
 result_table memory_table(const std::vector<optimization_memory::entry>& entries) {
   result_table t;
@@ -53,12 +35,11 @@ result_table memory_table(const std::vector<optimization_memory::entry>& entries
   t.summary_after = t.columns.size();
   for (const auto& e : entries) {
     const attempt& a = e.step;
-    t.rows.push_back({.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step), e.task,
-                                a.status, a.reason.empty() ? std::string("-") : a.reason,
-                                interval_text(a), a.reward,
-                                a.tags.empty() ? std::string("-")
-                                               : fmt::format("{}", fmt::join(a.tags, ",")),
-                                a.hypothesis.empty() ? std::string("-") : a.hypothesis}});
+    t.rows.push_back(
+        {.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step), e.task, a.status,
+                   a.reason.empty() ? std::string("-") : a.reason, interval_text(a), a.reward,
+                   a.tags.empty() ? std::string("-") : fmt::format("{}", fmt::join(a.tags, ",")),
+                   a.hypothesis.empty() ? std::string("-") : a.hypothesis}});
   }
   return t;
 }
@@ -77,8 +58,10 @@ std::vector<std::filesystem::path> searched_files(const std::filesystem::path& r
   std::vector<std::filesystem::path> files = discover_candidates(root, task, given);
   files.erase(files.begin());  // the baseline
   if (files.empty()) {
-    BLASTER_INPUT_ERROR("{}: no candidate files to search; add one under kernels/{}/ or name one "
-                        "with --candidate", task, task);
+    BLASTER_INPUT_ERROR(
+        "{}: no candidate files to search; add one under kernels/{}/ or name one "
+        "with --candidate",
+        task, task);
   }
   return files;
 }
@@ -103,16 +86,12 @@ std::string params_proposer_command(const std::filesystem::path& root, const std
 
 command_fn add_optimize_command(CLI::App& app, const global_options& global) {
   struct flags {
-    std::string task;
+    judge_flags judge;
     std::string proposer;
-    std::string case_name;
     std::optional<int> steps;
     std::optional<double> minutes;
-    int sessions = 3;
-    bool no_profile = false;
     int history = 8;
     double reply_timeout_s = 300.0;
-    std::optional<std::uint64_t> seed;
     std::vector<std::filesystem::path> candidates;
   };
   auto f = std::make_shared<flags>();
@@ -144,25 +123,17 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 the session ended by its steps, minutes or the proposer's stop; 1 the "
       "proposer hung, flooded or died, or the machine failed; 2 bad input; 3 no GPU to judge a "
       "candidate that compiled (what came before is recorded).");
-  cmd->add_option("--task", f->task, "task name: a folder under tasks/")->required();
+  add_judge_flags(*cmd, f->judge, "step");
   cmd->add_option("--proposer", f->proposer,
                   "the proposer's command, run with sh -c; `params` for the built-in search")
       ->required();
   cmd->add_option("--candidate", f->candidates,
                   "with --proposer params: a candidate file or folder whose params are searched "
                   "(repeatable; default kernels/<task>/)");
-  cmd->add_option("--case", f->case_name, "time this case (default: the canonical one)");
   cmd->add_option("--steps", f->steps, "at most this many steps (default 10 without --minutes)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--minutes", f->minutes, "ask for no new step after this many minutes")
       ->check(finite_range(0.01, 1e6));
-  cmd->add_option("--sessions", f->sessions,
-                  "timing sessions per step, baseline and candidate alternating: the speedup's "
-                  "interval needs at least 2")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  cmd->add_flag("--no-profile", f->no_profile,
-                "skip the hardware counters of each passing step (faster; no diagnosis)");
   cmd->add_option("--history", f->history, "attempts each request carries back as feedback")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
@@ -170,22 +141,23 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
                   "seconds the proposer may take for one reply before it is killed")
       ->check(finite_range(0.1, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--seed", f->seed, "input seed of every step (default: drawn per step)");
 
   return [f, &global]() {
     require_format(global, {"table", "json"}, "optimize");
     optimize_options o;
     const auto root = resolve_root(global);
-    o.task = brief_of(root, f->task, f->case_name);
+    const judge_flags& j = f->judge;
+    o.task = brief_of(root, j.task, j.case_name);
     const bool built_in = f->proposer == "params";
     if (!f->candidates.empty() && !built_in) {
-      BLASTER_INPUT_ERROR("--candidate goes with --proposer params; a proposer of your own "
-                          "writes its candidates itself");
+      BLASTER_INPUT_ERROR(
+          "--candidate goes with --proposer params; a proposer of your own "
+          "writes its candidates itself");
     }
-    o.proposer = built_in ? params_proposer_command(
-                                root, f->task, searched_files(root, f->task, f->candidates),
-                                f->sessions)
-                          : f->proposer;
+    o.proposer = built_in
+                     ? params_proposer_command(
+                           root, j.task, searched_files(root, j.task, f->candidates), j.sessions)
+                     : f->proposer;
     o.steps = f->steps;
     o.minutes = f->minutes;
     // The built-in search stops by itself; any other proposer gets ten steps unless told.
@@ -193,24 +165,15 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     o.history = f->history;
     o.reply_deadline =
         std::chrono::milliseconds(static_cast<long long>(f->reply_timeout_s * 1000.0));
-    o.command = fmt::format("blaster optimize --task {} --proposer {}", f->task,
+    o.command = fmt::format("blaster optimize --task {} --proposer {}", j.task,
                             built_in ? f->proposer : shell_quoted(f->proposer));
     for (const auto& c : f->candidates) o.command += " --candidate " + c.string();
-    if (!f->case_name.empty()) o.command += " --case " + f->case_name;
     if (f->steps) o.command += fmt::format(" --steps {}", *f->steps);
     if (f->minutes) o.command += fmt::format(" --minutes {:g}", *f->minutes);
-    if (f->sessions != 3) o.command += fmt::format(" --sessions {}", f->sessions);
-    if (f->no_profile) o.command += " --no-profile";
+    o.command += judge_flags_text(j);
 
     store records(resolve_home(global.home));
-    bench_options b;
-    b.root = root;
-    b.task = f->task;
-    b.timed_case = o.task.timed_case;
-    b.seed = f->seed;
-    b.sessions = f->sessions;
-    b.profile = !f->no_profile;
-    b.command = o.command;
+    const bench_options b = judge_options(root, o.task, j, o.command);
     o.scratch = records.home() / "optimize";
     bench_evaluator evaluator(b, records);
     const auto progress = [&](const attempt& a) {
@@ -282,7 +245,8 @@ command_fn add_memory_command(CLI::App& app, const global_options& global) {
       "memory",
       "List what optimization sessions tried, across runs and tasks: each step's hypothesis, "
       "tags, outcome and speedup interval, the most rewarding first.");
-  cmd->footer("Examples:\n  blaster memory --task rmsnorm\n  blaster memory --tag vectorize --json");
+  cmd->footer(
+      "Examples:\n  blaster memory --task rmsnorm\n  blaster memory --tag vectorize --json");
   cmd->add_option("--task", f->task, "only this task's steps");
   cmd->add_option("--tag", f->tag, "only steps the proposer tagged so");
   cmd->add_option("--limit", f->limit, "at most this many steps")
@@ -350,8 +314,7 @@ command_fn add_trajectories_command(CLI::App& app, const global_options& global)
                 << '\n';
     } else {
       fmt::print("wrote {}: {} sessions, {} files; check it with: blaster verify {}\n",
-                 written.dir.string(), runs.size(), written.manifest.size(),
-                 written.dir.string());
+                 written.dir.string(), runs.size(), written.manifest.size(), written.dir.string());
     }
     return static_cast<int>(exit_ok);
   };

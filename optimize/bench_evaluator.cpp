@@ -25,7 +25,8 @@ void fill_outcome(const bench_report& report, attempt& a) {
     any = true;
     if (r.reason != reason_code::none) {
       if (rejected == nullptr) rejected = &r;
-    } else if (r.status == "passed" && r.time_us && (fastest == nullptr || *r.time_us < *fastest->time_us)) {
+    } else if (r.status == "passed" && r.time_us &&
+               (fastest == nullptr || *r.time_us < *fastest->time_us)) {
       fastest = &r;
     }
   }
@@ -40,7 +41,8 @@ void fill_outcome(const bench_report& report, attempt& a) {
     a.message = rejected->message;
     a.variant = rejected->label;
     a.params = rejected->params;
-    if (rejected->reason == reason_code::compile_error || rejected->reason == reason_code::plan_error) {
+    if (rejected->reason == reason_code::compile_error ||
+        rejected->reason == reason_code::plan_error) {
       a.log = rejected->log.substr(0, max_log_chars);
       a.error_line = first_error_line(rejected->log);
     }
@@ -68,10 +70,9 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
   bench_options o = options_;
   o.candidates = {source_file};
   if (a.sessions > 0) o.sessions = a.sessions;
-  o.command = fmt::format("blaster bench --task {} --candidate {} --sessions {}{} (step {} of "
-                          "optimize run {})",
-                          o.task, source_file.filename().string(), o.sessions,
-                          o.profile ? " --profile" : "", a.step, session);
+  o.command = fmt::format(
+      "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
+      source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
   const bench_report report = run_bench(o, records_);
   if (report.device) device_ = to_json(*report.device);
   fill_outcome(report, a);

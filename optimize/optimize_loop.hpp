@@ -59,6 +59,9 @@ struct optimize_result {
   nlohmann::json device;
 };
 
+// The session's report: the task, who proposed, how it ended, and every step.
+nlohmann::json to_json(const optimize_result& r, const task_brief& task,
+                       const std::string& proposer);
 nlohmann::json to_json(const optimize_result& r, const optimize_options& options);
 
 // Runs one session: starts the proposer once, then per step builds a request, waits for the

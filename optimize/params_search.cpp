@@ -96,27 +96,27 @@ nlohmann::json params_search::next() {
     if (best == timed_.end()) {
       // Rejected after an earlier round passed it (a flaky kernel), or every one at once.
       if (last_rejected_ && arms_[*last_rejected_].time_us) {
-        return {{"stop", true},
-                {"why", fmt::format("the last configuration left, {}, was rejected when timed "
-                                    "again ({})",
-                                    arms_[*last_rejected_].label,
-                                    arms_[*last_rejected_].rejected)}};
+        return {
+            {"stop", true},
+            {"why", fmt::format("the last configuration left, {}, was rejected when timed "
+                                "again ({})",
+                                arms_[*last_rejected_].label, arms_[*last_rejected_].rejected)}};
       }
-      return {{"stop", true},
-              {"why", fmt::format("every one of the {} configurations was rejected",
-                                  arms_.size())}};
+      return {
+          {"stop", true},
+          {"why", fmt::format("every one of the {} configurations was rejected", arms_.size())}};
     }
-    return {{"stop", true},
-            {"why", fmt::format("successive halving over {} configurations in {} rounds: the "
-                                "fastest is {} at {:.2f} us",
-                                arms_.size(), round_ + 1, arms_[*best].label,
-                                *arms_[*best].time_us)}};
+    return {
+        {"stop", true},
+        {"why", fmt::format("successive halving over {} configurations in {} rounds: the "
+                            "fastest is {} at {:.2f} us",
+                            arms_.size(), round_ + 1, arms_[*best].label, *arms_[*best].time_us)}};
   }
   const std::size_t arm = queue_.front();
   queue_.erase(queue_.begin());
   pending_ = arm;
-  const std::string stage = confirmed_ ? "confirmation"
-                                       : fmt::format("round {} of successive halving", round_ + 1);
+  const std::string stage =
+      confirmed_ ? "confirmation" : fmt::format("round {} of successive halving", round_ + 1);
   return {{"source", arms_[arm].source},
           {"hypothesis", fmt::format("{}: {}, {} session{}", arms_[arm].label, stage, sessions_,
                                      sessions_ == 1 ? "" : "s")},

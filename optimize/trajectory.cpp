@@ -87,16 +87,26 @@ std::string result_line(const attempt& a, bool best_so_far) {
   return fmt::format("RESULT wrong result: {}: {}", a.reason, a.message);
 }
 
+// The runs whose steps are candidates judged one by one: optimize's, serve's and eval's.
+bool is_session_command(std::string_view command) {
+  for (const std::string_view prefix : {"blaster optimize ", "blaster serve ", "blaster eval "}) {
+    if (command.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::int64_t resolve_session(store& records, std::string_view reference) {
   if (reference != "latest") return run_catalog(records).resolve(reference);
   statement s = records.db().prepare(
-      "SELECT id FROM runs WHERE command LIKE 'blaster optimize %' ORDER BY id DESC LIMIT 1");
+      "SELECT id FROM runs WHERE command LIKE 'blaster optimize %' OR command LIKE 'blaster "
+      "serve %' OR command LIKE 'blaster eval %' ORDER BY id DESC LIMIT 1");
   if (!s.step()) {
-    BLASTER_INPUT_ERROR("{} holds no optimize run; `blaster optimize --task T --proposer CMD` "
-                        "makes one",
-                        records.home().string());
+    BLASTER_INPUT_ERROR(
+        "{} holds no session; `blaster optimize --task T --proposer CMD` or "
+        "`blaster serve --task T` makes one",
+        records.home().string());
   }
   return s.column_int64(0);
 }
@@ -110,14 +120,17 @@ json trajectory_of(store& records, std::int64_t run_id) {
   run_catalog catalog(records);
   const auto run = catalog.find_run(run_id);
   if (!run) BLASTER_INPUT_ERROR("run {} is not in {}", run_id, records.home().string());
-  if (run->command.rfind("blaster optimize", 0) != 0) {
-    BLASTER_INPUT_ERROR("run {} is not an optimize run (it ran `{}`); `blaster runs` lists them",
-                        run_id, run->command);
+  if (!is_session_command(run->command)) {
+    BLASTER_INPUT_ERROR(
+        "run {} is not an optimize, serve or eval session (it ran `{}`); "
+        "`blaster runs` lists them",
+        run_id, run->command);
   }
   if (run->report_sha256.empty()) {
-    BLASTER_INPUT_ERROR("run {} has no record of its session (status {}): it is still running, "
-                        "or it failed before its end",
-                        run_id, run->status);
+    BLASTER_INPUT_ERROR(
+        "run {} has no record of its session (status {}): it is still running, "
+        "or it failed before its end",
+        run_id, run->status);
   }
   const json session = json::parse(object_text(records, run->report_sha256), nullptr, false);
   if (!session.is_object() || session.value("protocol", "") != protocol_name ||
@@ -141,12 +154,12 @@ json trajectory_of(store& records, std::int64_t run_id) {
                                gpu_name, candidate_format())}});
   messages.push_back(
       {{"role", "user"},
-       {"content", fmt::format("Task {}: {}\nShape: {} ({}), dtype {}, GPU {}.\nBaseline "
-                               "source:\n{}",
-                               task.value("name", ""), task.value("title", ""),
-                               task.value("shape", ""), task.value("case", ""),
-                               format_dtype(task.value("dtype", "")), gpu_name,
-                               task.value("baseline_source", ""))}});
+       {"content",
+        fmt::format("Task {}: {}\nShape: {} ({}), dtype {}, GPU {}.\nBaseline "
+                    "source:\n{}",
+                    task.value("name", ""), task.value("title", ""), task.value("shape", ""),
+                    task.value("case", ""), format_dtype(task.value("dtype", "")), gpu_name,
+                    task.value("baseline_source", ""))}});
   json trace = json::array();
   std::optional<double> best_time;
   int judged = 0;
@@ -188,32 +201,35 @@ json trajectory_of(store& records, std::int64_t run_id) {
   }
   json best = nullptr;
   for (const attempt& a : steps) {
-    if (a.kept) best = {{"step", a.step}, {"time_ms", *a.time_us / 1000.0}, {"speedup", a.speedup.value_or(0.0)}};
+    if (a.kept)
+      best = {
+          {"step", a.step}, {"time_ms", *a.time_us / 1000.0}, {"speedup", a.speedup.value_or(0.0)}};
   }
   const double elapsed = session.value("elapsed_s", 0.0);
   const json baseline = session.value("baseline_us", json(nullptr));
-  return {{"op", task.value("name", "")},
-          {"impl", "cuda"},
-          {"gpu", gpu},
-          {"arch", arch},
-          {"dtype", format_dtype(task.value("dtype", ""))},
-          {"shape", shape_object(task.value("shape", ""))},
-          {"signature", signature_of(task.value("contract", json::object()))},
-          {"desc", task.value("title", "")},
-          {"baseline_ms", baseline.is_number() ? json(baseline.get<double>() / 1000.0) : json(nullptr)},
-          {"best", best},
-          {"attempts", judged},
-          {"elapsed_s", elapsed},
-          {"elapsed_hms", hms(elapsed)},
-          {"num_steps", judged},
-          {"messages", messages},
-          {"trace", trace},
-          // blaster's own fields.
-          {"blaster_run_id", run_id},
-          {"blaster_case", task.value("case", "")},
-          {"blaster_ended", session.value("ended", "")},
-          {"blaster_unjudged_steps", unjudged},
-          {"blaster_session_sha256", run->report_sha256}};
+  return {
+      {"op", task.value("name", "")},
+      {"impl", "cuda"},
+      {"gpu", gpu},
+      {"arch", arch},
+      {"dtype", format_dtype(task.value("dtype", ""))},
+      {"shape", shape_object(task.value("shape", ""))},
+      {"signature", signature_of(task.value("contract", json::object()))},
+      {"desc", task.value("title", "")},
+      {"baseline_ms", baseline.is_number() ? json(baseline.get<double>() / 1000.0) : json(nullptr)},
+      {"best", best},
+      {"attempts", judged},
+      {"elapsed_s", elapsed},
+      {"elapsed_hms", hms(elapsed)},
+      {"num_steps", judged},
+      {"messages", messages},
+      {"trace", trace},
+      // blaster's own fields.
+      {"blaster_run_id", run_id},
+      {"blaster_case", task.value("case", "")},
+      {"blaster_ended", session.value("ended", "")},
+      {"blaster_unjudged_steps", unjudged},
+      {"blaster_session_sha256", run->report_sha256}};
 }
 
 bundle_written export_trajectories(store& records, const std::vector<std::int64_t>& runs,
@@ -248,8 +264,8 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
         if (!judged_by.empty()) std::filesystem::create_directories(folder / "runs");
         for (std::int64_t bench_run : judged_by) {
           static_cast<void>(export_bundle(records, bench_run,
-                                          folder / "runs" / std::to_string(bench_run),
-                                          signing_key, /*allow_incomplete=*/true));
+                                          folder / "runs" / std::to_string(bench_run), signing_key,
+                                          /*allow_incomplete=*/true));
         }
       },
       signing_key);

@@ -4,7 +4,11 @@
 // way every step is in the memory and the session exports as a bundle that verify accepts.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -94,7 +98,7 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   // A bench run is not a session.
   const auto wrong = run("trajectories export --run 2 --out " + (dir_ / "other").string());
   EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
-  EXPECT_NE(wrong.err.find("not an optimize run"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("not an optimize, serve or eval session"), std::string::npos) << wrong.err;
 }
 
 // The built-in search proposes each configuration of the task's candidate files, pinned, with
@@ -121,6 +125,52 @@ TEST_F(OptimizeCli, TheParamsProposerScreensEachConfigurationInOneSession) {
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.err.find("--candidate goes with --proposer params"), std::string::npos)
       << other.err;
+}
+
+// A trainer's candidates through `blaster serve` and `blaster eval`: a source that does not
+// compile is judged without a GPU, so these run anywhere.
+TEST_F(OptimizeCli, ServeAnswersEveryLineAndDropsARequestCutOffByTheClient) {
+  const std::string broken = json{{"id", 1}, {"source", "/* blaster {} */ oops"}}.dump();
+  write_file_atomically(dir_ / "requests.txt",
+                        broken + "\nnot json\n{\"id\": 3, \"source\": \"/* bla");
+  const auto r = run("serve --task rmsnorm --no-profile < " + (dir_ / "requests.txt").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> answers;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) answers.push_back(json::parse(line));
+  ASSERT_EQ(answers.size(), 2U) << r.out;
+  EXPECT_EQ(answers[0].at("id"), 1);
+  EXPECT_EQ(answers[0].at("status"), "compileerror");
+  EXPECT_EQ(answers[1].at("reason"), "invalid_reply");
+  EXPECT_NE(r.err.find("dropped unjudged"), std::string::npos) << r.err;
+  const auto memory = run("memory --json");
+  EXPECT_EQ(json::parse(memory.out).size(), 2U) << memory.out;
+
+  // A client that closes its end before reading: blaster ends serving, it is not killed.
+  const std::string shell = fmt::format(
+      "( '{}' --home '{}' --root '{}' serve --task rmsnorm --no-profile; echo $? > '{}' ) < '{}' "
+      "2> '{}' | true",
+      BLASTER_BINARY, (dir_ / "home").string(), BLASTER_SOURCE_DIR,
+      (dir_ / "status.txt").string(), (dir_ / "requests.txt").string(),
+      (dir_ / "gone.txt").string());
+  ASSERT_EQ(std::system(shell.c_str()), 0);
+  EXPECT_EQ(read_file(dir_ / "status.txt"), "0\n") << read_file(dir_ / "gone.txt");
+}
+
+TEST_F(OptimizeCli, EvalJudgesOneFileAsAServedRequest) {
+  write_file_atomically(dir_ / "broken.cu", "/* blaster {} */ oops");
+  const auto r = run("eval --task rmsnorm --candidate " + (dir_ / "broken.cu").string() +
+                     " --no-profile --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json answer = json::parse(r.out);
+  EXPECT_EQ(answer.at("status"), "compileerror");
+  EXPECT_EQ(answer.at("reward"), 0.0);
+  EXPECT_EQ(answer.at("step"), 1);
+  const auto exported = run("trajectories export --run latest --out " + (dir_ / "t").string());
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+
+  const auto missing = run("eval --task rmsnorm --candidate " + (dir_ / "nope.cu").string());
+  EXPECT_EQ(missing.exit_code, 2);
 }
 
 TEST_F(OptimizeCli, AProposerThatCannotStartEndsWithItsReason) {

@@ -13,6 +13,7 @@
 #include "evidence/store.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/optimize_loop.hpp"
+#include "optimize/stand_in_judge.hpp"
 #include "optimize/temp_home.hpp"
 #include "optimize/trajectory.hpp"
 
@@ -21,61 +22,6 @@ namespace {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-
-// Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
-// passing candidate x times faster than the baseline's 100 us), "NO_GPU" (compiles, and no GPU
-// is there to judge it).
-class stand_in_judge final : public step_evaluator {
- public:
-  void evaluate(const std::filesystem::path& source_file, std::int64_t /*session*/,
-                attempt& a) override {
-    const std::string source = read_file(source_file);
-    ++evaluations;
-    a.bench_run_id = 0;
-    a.baseline_us = 100.0;
-    if (source.find("COMPILE_ERROR") != std::string::npos) {
-      a.reason = "compile_error";
-      a.message = "step.cu does not compile";
-      a.log = "step.cu(3): error: identifier \"oops\" is undefined";
-      a.error_line = 3;
-    } else if (source.find("WRONG") != std::string::npos) {
-      a.reason = "wrong_result";
-      a.message = "out[17]: 0.5 where the reference is 0.25";
-    } else if (source.find("HANGS") != std::string::npos) {
-      a.reason = "timeout";
-      a.message = "the worker timed out after 5.0 s and was killed";
-    } else if (source.find("NO_GPU") != std::string::npos) {
-      cannot_judge_ = "no CUDA driver on this machine";
-    } else if (const auto at = source.find("FAST "); at != std::string::npos) {
-      const double x = std::stod(source.substr(at + 5));
-      a.variant = "k[VEC=4]";
-      a.params = {{"VEC", "4"}};
-      a.time_us = 100.0 / x;
-      a.speedup = x;
-      a.speedup_low = x * 0.98;
-      a.speedup_high = x * 1.02;
-      a.reward = *a.speedup_low;
-      a.roofline_pct = 40.0 * x;
-      a.diagnosis = "bandwidth-bound (DRAM at 70% of peak)";
-    }
-  }
-  [[nodiscard]] json device() const override {
-    return evaluations > 0 ? json{{"name", "NVIDIA H200"}, {"arch", "sm_90a"}} : json(nullptr);
-  }
-  [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
-  int evaluations = 0;
-
- private:
-  std::string cannot_judge_;
-};
-
-std::string candidate(const std::string& says, const std::string& hypothesis,
-                      const std::vector<std::string>& tags = {}) {
-  return json{{"source", "/* blaster {} */\n// " + says + "\n"},
-              {"hypothesis", hypothesis},
-              {"tags", tags}}
-      .dump();
-}
 
 class OptimizeLoop : public ::testing::Test {
  protected:
@@ -332,7 +278,7 @@ TEST_F(OptimizeLoop, OnlyOptimizeRunsExport) {
     static_cast<void>(trajectory_of(records_, bench));
     ADD_FAILURE() << "no input_error";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("not an optimize run"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not an optimize, serve or eval session"), std::string::npos) << e.what();
   }
 }
 

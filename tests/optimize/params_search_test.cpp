@@ -45,8 +45,7 @@ TEST(ParamsSearch, PinningAParamOrValueThePlanLacksNamesTheFile) {
     (void)pin_params(two_params, "k.cu", {{"VEC", "8"}});
     FAIL() << "a value the plan does not list was pinned";
   } catch (const input_error& e) {
-    EXPECT_NE(std::string(e.what()).find("k.cu: param \"VEC\" has no value 8"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("k.cu: param \"VEC\" has no value 8"), std::string::npos)
         << e.what();
   }
   EXPECT_THROW((void)pin_params(two_params, "k.cu", {{"UNROLL", "2"}}), input_error);
@@ -65,7 +64,8 @@ TEST(ParamsSearch, ArmsAreEveryConfigurationLabelledAsBenchLabelsThem) {
 
 std::vector<params_arm> arms_named(const std::vector<std::string>& labels) {
   std::vector<params_arm> arms;
-  for (const auto& l : labels) arms.push_back({.label = l, .params = {}, .source = "/* " + l, .time_us = {}, .rejected = {}});
+  for (const auto& l : labels)
+    arms.push_back({.label = l, .params = {}, .source = "/* " + l, .time_us = {}, .rejected = {}});
   return arms;
 }
 

@@ -1,0 +1,66 @@
+#include "cli/judge_flags.hpp"
+
+#include <fmt/format.h>
+
+namespace blaster::cli {
+
+void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& what) {
+  command.add_option("--task", flags.task, "task name: a folder under tasks/")->required();
+  command.add_option("--case", flags.case_name, "time this case (default: the canonical one)");
+  command
+      .add_option("--sessions", flags.sessions,
+                  fmt::format("timing sessions per {}, baseline and candidate alternating: the "
+                              "speedup's interval needs at least 2",
+                              what))
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  command.add_flag("--no-profile", flags.no_profile,
+                   fmt::format("skip the hardware counters of each passing {} (faster; no "
+                               "diagnosis)",
+                               what));
+  command.add_option("--seed", flags.seed,
+                     fmt::format("input seed of every {} (default: drawn per {})", what, what));
+}
+
+std::string judge_flags_text(const judge_flags& flags) {
+  std::string text;
+  if (!flags.case_name.empty()) text += " --case " + flags.case_name;
+  if (flags.sessions != 3) text += fmt::format(" --sessions {}", flags.sessions);
+  if (flags.no_profile) text += " --no-profile";
+  if (flags.seed) text += fmt::format(" --seed {}", *flags.seed);
+  return text;
+}
+
+std::string interval_text(const attempt& a) {
+  if (!a.speedup) return "-";
+  if (!a.speedup_low || !a.speedup_high) return fmt::format("{:.2f}x", *a.speedup);
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", *a.speedup, *a.speedup_low, *a.speedup_high);
+}
+
+std::string step_line(const attempt& a) {
+  std::string line =
+      fmt::format("step {:>3}  {:<12} {:<18}", a.step, a.status, a.reason.empty() ? "-" : a.reason);
+  if (a.time_us) {
+    line += fmt::format(" {:>10.2f} us  {}  reward {:.3f}", *a.time_us, interval_text(a), a.reward);
+  } else if (!a.message.empty()) {
+    line += " " + a.message.substr(0, 120);
+  }
+  if (a.kept) line += "  (best)";
+  if (!a.hypothesis.empty()) line += "\n          " + a.hypothesis;
+  return line;
+}
+
+bench_options judge_options(const std::filesystem::path& root, const task_brief& task,
+                            const judge_flags& flags, const std::string& command) {
+  bench_options b;
+  b.root = root;
+  b.task = flags.task;
+  b.timed_case = task.timed_case;
+  b.seed = flags.seed;
+  b.sessions = flags.sessions;
+  b.profile = !flags.no_profile;
+  b.command = command;
+  return b;
+}
+
+}  // namespace blaster::cli

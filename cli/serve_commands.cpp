@@ -1,0 +1,117 @@
+// blaster serve and blaster eval: candidates from a trainer that drives its own loop, judged as
+// optimize's steps are and recorded the same way.
+#include <csignal>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/judge_flags.hpp"
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "evidence/store.hpp"
+#include "optimize/bench_evaluator.hpp"
+#include "optimize/judging_session.hpp"
+#include "optimize/serve_loop.hpp"
+
+namespace blaster::cli {
+
+command_fn add_serve_command(CLI::App& app, const global_options& global) {
+  auto f = std::make_shared<judge_flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve",
+      "Judge candidates sent on standard input, one JSON object per line, and answer each on "
+      "standard output with the verdict and reward an optimize step gets.");
+  cmd->footer(
+      "A request is a proposer's reply of optimize/PROTOCOL.md: {\"id\": 7, \"source\": \"/* "
+      "blaster {...} */ ...\", \"hypothesis\": \"...\", \"tags\": [...], \"sessions\": 1}; \"id\" "
+      "(any JSON) comes back in the answer. Requests are judged one at a time, in the order "
+      "they arrive. An answer is the step's feedback: status (ok, compileerror, wrongresult), "
+      "reason, message, compile_log, time_us, speedup, speedup_interval, roofline_pct, "
+      "diagnosis and reward (the interval's low end after the gate, 0 when rejected), with "
+      "run_id, step, bench_run_id and the CAS digests of the request and the source. A line "
+      "that is not a candidate is answered as an invalid_reply step. Every request is a step of "
+      "the serving run in the optimization memory; `blaster trajectories export --run R` "
+      "exports it.\n\n"
+      "Serving ends at the end of the input, at {\"stop\": true}, when the client closes its "
+      "end, or when there is no GPU (exit 3, after answering the request that found out). A "
+      "request cut off by the end of the input is dropped unjudged.\n\n"
+      "Example:\n"
+      "  trainer | blaster serve --task rmsnorm --sessions 2 | trainer-reader");
+  add_judge_flags(*cmd, *f, "request");
+  return [f, &global]() {
+    const auto root = resolve_root(global);
+    const task_brief task = brief_of(root, f->task, f->case_name);
+    const std::string command =
+        fmt::format("blaster serve --task {}{}", f->task, judge_flags_text(*f));
+    store records(resolve_home(global.home));
+    bench_evaluator evaluator(judge_options(root, task, *f, command), records);
+    // A client that closed its end is an ending, not a signal that kills blaster.
+    std::signal(SIGPIPE, SIG_IGN);
+    judging_session session(records, evaluator, command, task, records.home() / "serve");
+    const serve_outcome o = serve_requests(std::cin, std::cout, session, {});
+    session.finish(o.ended, o.why, "serve");
+    if (!global.quiet) {
+      std::cerr << fmt::format("blaster: serve run {}: {} judged; {}\n", session.run_id(), o.judged,
+                               o.why);
+    }
+    return static_cast<int>(o.ended == "no_gpu" ? exit_no_gpu : exit_ok);
+  };
+}
+
+command_fn add_eval_command(CLI::App& app, const global_options& global) {
+  struct flags {
+    judge_flags judge;
+    std::filesystem::path candidate;
+    std::string hypothesis;
+  };
+  auto f = std::make_shared<flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval",
+      "Judge one candidate file as serve and optimize judge a step, record it, and print its "
+      "verdict and reward.");
+  cmd->footer(
+      "The candidate is compiled, gated on every case and timed against the baseline like "
+      "`bench --candidate F`; the result is the same answer `blaster serve` gives (with --json, "
+      "its JSON), and the evaluation is a one-step run in the optimization memory.\n\n"
+      "Exit status: 0 judged (whatever the verdict); 2 bad input; 3 no GPU.\n\n"
+      "Example:\n  blaster eval --task rmsnorm --candidate kernels/rmsnorm/rmsnorm_vec_regs.cu "
+      "--json");
+  add_judge_flags(*cmd, f->judge, "evaluation");
+  cmd->add_option("--candidate", f->candidate, "the candidate .cu file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--hypothesis", f->hypothesis, "one line kept with the evaluation");
+  return [f, &global]() {
+    const auto root = resolve_root(global);
+    const judge_flags& j = f->judge;
+    const task_brief task = brief_of(root, j.task, j.case_name);
+    const std::string command = fmt::format("blaster eval --task {} --candidate {}{}", j.task,
+                                            f->candidate.string(), judge_flags_text(j));
+    store records(resolve_home(global.home));
+    bench_evaluator evaluator(judge_options(root, task, j, command), records);
+    judging_session session(records, evaluator, command, task, records.home() / "serve");
+    const std::string line =
+        nlohmann::json{{"source", read_file(f->candidate)}, {"hypothesis", f->hypothesis}}.dump();
+    const attempt& a = session.judge(line, parse_reply(line, {}));
+    nlohmann::json answer = verdict_json(session.run_id(), a);
+    const bool unjudged = a.status == "unjudged";
+    if (unjudged) answer["message"] = session.cannot_judge();
+    session.finish(unjudged ? "no_gpu" : "judged", unjudged ? session.cannot_judge() : a.status,
+                   "eval");
+    if (global.json) {
+      std::cout << answer.dump(2) << '\n';
+    } else {
+      fmt::print("eval {} ({}, {}): run {}\n{}\n", task.name, task.timed_case, task.shape,
+                 session.run_id(), step_line(a));
+      if (!a.diagnosis.empty()) fmt::print("          {}\n", a.diagnosis);
+    }
+    if (unjudged) {
+      std::cerr << "blaster: judging a candidate needs a GPU: " << session.cannot_judge() << '\n';
+      return static_cast<int>(exit_no_gpu);
+    }
+    return static_cast<int>(exit_ok);
+  };
+}
+
+}  // namespace blaster::cli

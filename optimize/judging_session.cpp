@@ -1,0 +1,115 @@
+#include "optimize/judging_session.hpp"
+
+#include <fmt/format.h>
+
+#include "core/file_io.hpp"
+#include "evidence/store.hpp"
+
+namespace blaster {
+
+judging_session::judging_session(store& records, step_evaluator& evaluator, std::string command,
+                                 task_brief task, const std::filesystem::path& scratch)
+    : records_(records),
+      evaluator_(evaluator),
+      task_(std::move(task)),
+      memory_(records),
+      started_(std::chrono::steady_clock::now()) {
+  result_.run_id = records_.begin_run(command, task_.name, "");
+  try {
+    result_.folder = scratch / fmt::format("run-{}", result_.run_id);
+    std::filesystem::create_directories(result_.folder);
+  } catch (...) {
+    fail();
+    throw;
+  }
+}
+
+judging_session::~judging_session() { fail(); }
+
+double judging_session::elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply) {
+  const auto asked = std::chrono::steady_clock::now();
+  attempt a;
+  a.step = static_cast<int>(result_.steps.size()) + 1;
+  if (best_) a.parent = result_.steps[*best_].step;
+  a.at_s = elapsed_s();
+  a.reply_sha256 = records_.cas().put(line);
+  std::string source;
+  if (const auto* bad = std::get_if<reply_problem>(&reply)) {
+    a.reason = bad->reason;
+    a.message = bad->detail;
+  } else {
+    const auto& p = std::get<proposal>(reply);
+    a.hypothesis = p.hypothesis;
+    a.kind = p.kind;
+    a.tags = p.tags;
+    a.sessions = p.sessions.value_or(0);
+    last_tags_ = p.tags;
+    source = p.source;
+    a.source_sha256 = records_.cas().put(source);
+    const auto file = result_.folder / fmt::format("step-{}.cu", a.step);
+    write_file_atomically(file, source);
+    evaluator_.evaluate(file, result_.run_id, a);
+  }
+  const std::string unjudged = evaluator_.cannot_judge();
+  a.status =
+      !unjudged.empty() && a.reason.empty() ? "unjudged" : std::string(trajectory_status(a.reason));
+  if (a.status == "ok" && (!best_ || a.reward > result_.steps[*best_].reward)) a.kept = true;
+  if (a.baseline_us) baseline_us_ = a.baseline_us;
+  a.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  memory_.record(result_.run_id, task_.name, task_.timed_case, a);
+  result_.steps.push_back(a);
+  if (a.kept) {
+    if (best_) result_.steps[*best_].kept = false;
+    best_ = result_.steps.size() - 1;
+    best_source_ = source;
+  }
+  return result_.steps.back();
+}
+
+request_state judging_session::state_for(int step, int history, int memory_entries) const {
+  request_state state;
+  state.step = step;
+  state.device = evaluator_.device();
+  state.baseline_us = baseline_us_;
+  if (best_) {
+    state.best = &result_.steps[*best_];
+    state.best_source = best_source_;
+  }
+  const std::size_t keep = static_cast<std::size_t>(std::max(history, 0));
+  const std::size_t first = result_.steps.size() > keep ? result_.steps.size() - keep : 0;
+  for (std::size_t i = first; i < result_.steps.size(); ++i) {
+    state.recent.push_back(&result_.steps[i]);
+  }
+  state.memory =
+      memory_for_request(memory_, task_.name, last_tags_, result_.run_id, memory_entries);
+  return state;
+}
+
+optimize_result judging_session::finish(const std::string& ended, const std::string& why,
+                                        const std::string& proposer) {
+  result_.ended = ended;
+  result_.why = why;
+  if (best_) result_.best = result_.steps[*best_].step;
+  result_.elapsed_s = elapsed_s();
+  result_.device = evaluator_.device();
+  const std::string report = records_.cas().put(to_json(result_, task_, proposer).dump(1));
+  records_.finish_run(result_.run_id, ended == "no_gpu" ? "no_gpu" : "completed", report);
+  open_ = false;
+  return result_;
+}
+
+void judging_session::fail() noexcept {
+  if (!open_) return;
+  open_ = false;
+  try {
+    records_.finish_run(result_.run_id, "failed", "");
+  } catch (...) {
+    // The run stays "running" in the store: `blaster runs` shows it unfinished.
+  }
+}
+
+}  // namespace blaster

@@ -1,0 +1,71 @@
+#pragma once
+
+// A run of judged candidates, whoever sends them: optimize's proposer, a trainer through
+// `blaster serve`, or `blaster eval`. Each candidate is kept in the CAS and under the run's
+// folder, judged, and recorded in the optimization memory before the next one, so that nothing
+// is lost when the sender or blaster dies; the session's summary is the run's report.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optimize/attempt.hpp"
+#include "optimize/optimization_memory.hpp"
+#include "optimize/optimize_loop.hpp"
+#include "optimize/protocol.hpp"
+
+namespace blaster {
+
+class store;
+
+class judging_session {
+ public:
+  // Begins run `command` in the store; candidates are written under scratch/run-<id>/.
+  judging_session(store& records, step_evaluator& evaluator, std::string command, task_brief task,
+                  const std::filesystem::path& scratch);
+  judging_session(const judging_session&) = delete;
+  judging_session& operator=(const judging_session&) = delete;
+  // A session neither finished nor failed is marked failed: its steps stay recorded.
+  ~judging_session();
+
+  // Judges the next step: `line` as it came (kept in the CAS), `reply` what parse_reply made of
+  // it (a proposal or a problem; not a stop). Returns the recorded step.
+  const attempt& judge(const std::string& line, const parsed_reply& reply);
+
+  // What a request shows of the session so far, for step `step`.
+  [[nodiscard]] request_state state_for(int step, int history, int memory_entries) const;
+
+  // Ends the run: its report (to_json of the result) goes into the CAS.
+  optimize_result finish(const std::string& ended, const std::string& why,
+                         const std::string& proposer);
+  // Ends the run as failed, every step recorded so far kept.
+  void fail() noexcept;
+
+  [[nodiscard]] std::int64_t run_id() const { return result_.run_id; }
+  [[nodiscard]] const std::filesystem::path& folder() const { return result_.folder; }
+  [[nodiscard]] const std::vector<attempt>& steps() const { return result_.steps; }
+  [[nodiscard]] const task_brief& task() const { return task_; }
+  [[nodiscard]] double elapsed_s() const;
+  // Why candidates cannot be judged here (no GPU), once a step found out; else empty.
+  [[nodiscard]] std::string cannot_judge() const { return evaluator_.cannot_judge(); }
+
+ private:
+  store& records_;
+  step_evaluator& evaluator_;
+  task_brief task_;
+  optimization_memory memory_;
+  std::chrono::steady_clock::time_point started_;
+  optimize_result result_;
+  std::optional<std::size_t> best_;  // into result_.steps
+  std::string best_source_;
+  std::optional<double> baseline_us_;
+  std::vector<std::string> last_tags_;
+  bool open_ = true;
+};
+
+}  // namespace blaster
