@@ -176,7 +176,11 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   // The counters of every variant that passed, in workers of their own: after its timing, so
   // that they never share a process with a timed sample.
   auto profile_survivors = [&] {
-    profile_variants(data, survivors, launcher, deadline.value_or(first_deadline), options.ncu,
+    std::vector<std::pair<std::size_t, worker_request>> profiled;
+    for (const auto& s : survivors) {
+      if (options.profile_baseline || !report.results[s.first].baseline) profiled.push_back(s);
+    }
+    profile_variants(data, profiled, launcher, deadline.value_or(first_deadline), options.ncu,
                      records.cas(), report);
   };
   if (options.profile_only) {

@@ -50,6 +50,9 @@ struct bench_options {
   // of the same kernels too, where it is installed.
   bool profile = false;
   bool profile_only = false;
+  // The baseline's counters too; a loop judging one candidate after another against the same
+  // baseline has its diagnosis already and skips them.
+  bool profile_baseline = true;
   bool ncu = false;
 };
 

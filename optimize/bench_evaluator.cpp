@@ -69,6 +69,7 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
                                attempt& a) {
   bench_options o = options_;
   o.candidates = {source_file};
+  o.profile_baseline = false;  // a step's diagnosis is its candidate's
   if (a.sessions > 0) o.sessions = a.sessions;
   o.command = fmt::format(
       "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
