@@ -19,6 +19,7 @@
 #include "benchmarking/statistics.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
+#include "core/device_lock.hpp"
 #include "core/error.hpp"
 #include "evidence/store.hpp"
 #include "tasks/reference.hpp"
@@ -274,7 +275,8 @@ void summarize(store& records, const bench_options& options, bench_report& repor
     r.session_spread = spread(r.session_medians_us);
     r.floor = memory_floor(*report.memory, traffic_of(report, r));
     r.time_over_floor = *r.time_us / r.floor->floor_us;
-    if (auto why = impossible_speed(*r.floor, *report.memory, *r.time_us, r.max_noise + r.session_spread)) {
+    if (auto why = impossible_speed(*r.floor, *report.memory, *r.time_us,
+                                    r.max_noise + r.session_spread)) {
       reject(r, reason_code::impossible_speed, *why);
     }
   }
@@ -409,7 +411,12 @@ bench_report run_bench(const bench_options& given, store& records) {
                                                    ? this_executable()
                                                    : options.worker_executable,
                                  .dir = scratch.path()};
-  probe(launcher, report);
+  const auto waiting = [](const std::string& message) { spdlog::info("{}", message); };
+  {
+    // The probe measures the device's ceilings: no other run's kernels beside them.
+    const device_lock gpu(visible_device(), waiting);
+    probe(launcher, report);
+  }
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
@@ -429,6 +436,7 @@ bench_report run_bench(const bench_options& given, store& records) {
       }
     }
     if (report.gpu) {
+      const device_lock gpu(visible_device(), waiting);
       measure(options, task, reference, launcher, records, report, compiled.runnable);
       summarize(records, options, report);
     }
