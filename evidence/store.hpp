@@ -75,9 +75,11 @@ class store {
   // new description.
   void record_metric_definitions(const std::vector<metric_definition>& definitions);
 
- private:
-  // Throws unless the digest is empty, or well formed and in the CAS.
+  // Throws unless the digest is empty, or well formed and in the CAS: a row never cites what is
+  // not there. `column` names the citing column in the message.
   void require_object(std::string_view column, std::string_view digest) const;
+
+ private:
 
   std::filesystem::path home_;
   cas_store cas_;

@@ -60,13 +60,8 @@ attempt read_step(const statement& row, int first) {
 
 void optimization_memory::record(std::int64_t run_id, const std::string& task,
                                  const std::string& case_name, const attempt& a) {
-  // The digests must name objects the CAS holds: a row never cites what is not there.
-  for (const std::string* digest : {&a.source_sha256, &a.reply_sha256}) {
-    if (!digest->empty() && !records_.cas().contains(*digest)) {
-      BLASTER_THROW("step {} of run {} cites {}, which the store does not hold", a.step, run_id,
-                    *digest);
-    }
-  }
+  records_.require_object("optimize_steps.source_sha256", a.source_sha256);
+  records_.require_object("optimize_steps.reply_sha256", a.reply_sha256);
   statement s = records_.db().prepare(
       "INSERT INTO optimize_steps(run_id, step, parent_step, task, case_name, hypothesis, kind, "
       "tags_json, status, reason, message, variant, params_json, time_us, baseline_us, speedup, "

@@ -200,6 +200,21 @@ TEST_F(OptimizeLoop, TheMemoryCarriesOneSessionIntoTheNext) {
             0U);
 }
 
+TEST_F(OptimizeLoop, AStepNeverCitesWhatTheStoreDoesNotHold) {
+  const std::int64_t run = records_.begin_run("blaster optimize --task rmsnorm", "rmsnorm", "");
+  optimization_memory memory(records_);
+  attempt a;
+  a.step = 1;
+  a.status = "ok";
+  a.source_sha256 = std::string(64, 'a');
+  EXPECT_THROW(memory.record(run, "rmsnorm", "canonical", a), error);
+  a.source_sha256 = "not a digest";
+  EXPECT_THROW(memory.record(run, "rmsnorm", "canonical", a), error);
+  a.source_sha256 = records_.cas().put("__global__ void k() {}");
+  memory.record(run, "rmsnorm", "canonical", a);
+  EXPECT_EQ(memory.steps_of(run).size(), 1U);
+}
+
 TEST_F(OptimizeLoop, ASessionExportsAsAVerifiedTrajectory) {
   stand_in_judge judge;
   const auto r = run_optimize(
