@@ -38,6 +38,17 @@ int counted_runs_of(const bench_report& report) {
   return 1;
 }
 
+// "  counter (launch 0): CUPTI 1.1 [1.0, 1.2], ncu 1.14 [1.07, 1.17], 2.10% apart": each value
+// with the spread of the counts it is the mean of.
+std::string agreement_line(const counter_agreement& a) {
+  const auto value = [](double v, const std::optional<std::pair<double, double>>& range) {
+    if (!range || range->first == range->second) return fmt::format("{:.6g}", v);
+    return fmt::format("{:.6g} [{:.6g}, {:.6g}]", v, range->first, range->second);
+  };
+  return fmt::format("  {} (launch {}): CUPTI {}, ncu {}, {:.2f}% apart", a.counter, a.launch,
+                     value(a.cupti, a.cupti_range), value(a.ncu, a.ncu_range), 100 * a.difference);
+}
+
 }  // namespace
 
 std::vector<counter_agreement> ncu_agreement(const diagnostics& d) {
@@ -55,10 +66,18 @@ std::vector<counter_agreement> ncu_agreement(const diagnostics& d) {
           std::max(0.0, std::abs(it->second - cupti) -
                             (printed == n.resolution.end() ? 0.0 : printed->second));
       const double scale = std::max(std::abs(cupti), std::abs(it->second));
+      const auto range_of =
+          [&](const kernel_counters& of) -> std::optional<std::pair<double, double>> {
+        const auto r = of.range.find(name);
+        if (r == of.range.end()) return std::nullopt;
+        return r->second;
+      };
       out.push_back({.counter = name,
                      .launch = k.launch,
                      .cupti = cupti,
                      .ncu = it->second,
+                     .cupti_range = range_of(k),
+                     .ncu_range = range_of(n),
                      .difference = scale > 0 ? apart / scale : 0.0});
     }
   }
@@ -75,14 +94,15 @@ std::vector<std::string> diagnostic_lines(const diagnostics& d) {
     if (k.occupancy) lines.push_back(occupancy_line(k));
   }
   if (!d.counters.missing.empty()) {
-    lines.push_back(fmt::format("counters this chip lacks: {}", fmt::join(d.counters.missing, ", ")));
+    lines.push_back(
+        fmt::format("counters this chip lacks: {}", fmt::join(d.counters.missing, ", ")));
   }
   if (!d.ncu_unavailable.empty()) lines.push_back("ncu: " + d.ncu_unavailable);
   if (d.ncu) {
     const auto agreement = ncu_agreement(d);
-    const auto worst = std::max_element(
-        agreement.begin(), agreement.end(),
-        [](const auto& a, const auto& b) { return a.difference < b.difference; });
+    const auto worst =
+        std::max_element(agreement.begin(), agreement.end(),
+                         [](const auto& a, const auto& b) { return a.difference < b.difference; });
     std::string line = fmt::format("ncu report {}: {} counters beside CUPTI's",
                                    d.ncu_report_sha256.substr(0, 12), agreement.size());
     if (worst != agreement.end()) {
@@ -104,10 +124,9 @@ result_table profile_table(const bench_report& report) {
       "replay, the mean of {} counts",
       report.timed_case, report.timed_shape, report.dtype, counted_runs_of(report)));
   if (report.device) {
-    t.preamble.push_back(fmt::format("GPU {} ({}, {} SMs) · NVRTC {} · blaster {}",
-                                     report.device->name, report.device->arch(),
-                                     report.device->sm_count, report.nvrtc,
-                                     report.blaster_revision));
+    t.preamble.push_back(fmt::format(
+        "GPU {} ({}, {} SMs) · NVRTC {} · blaster {}", report.device->name, report.device->arch(),
+        report.device->sm_count, report.nvrtc, report.blaster_revision));
   }
   t.columns.push_back({.metric = candidate_column, .width = 9, .left = true});
   t.columns.push_back({.metric = status_column, .width = 8, .left = true});
@@ -138,16 +157,14 @@ result_table profile_table(const bench_report& report) {
         for (const auto& k : r.profile->counters.kernels) {
           const auto ns = k.counters.find(std::string(counter::duration_ns));
           const auto read = k.counters.find(std::string(counter::dram_bytes_read));
-          row.details.push_back(fmt::format(
-              "launch {} {}: {:.2f} us, {:.4g} DRAM bytes read", k.launch,
-              readable_kernel(k.kernel), ns == k.counters.end() ? 0.0 : ns->second / 1000.0,
-              read == k.counters.end() ? 0.0 : read->second));
+          row.details.push_back(fmt::format("launch {} {}: {:.2f} us, {:.4g} DRAM bytes read",
+                                            k.launch, readable_kernel(k.kernel),
+                                            ns == k.counters.end() ? 0.0 : ns->second / 1000.0,
+                                            read == k.counters.end() ? 0.0 : read->second));
         }
       }
       for (const auto& a : ncu_agreement(*r.profile)) {
-        row.details.push_back(fmt::format("  {} (launch {}): CUPTI {:.6g}, ncu {:.6g}, {:.2f}% apart",
-                                          a.counter, a.launch, a.cupti, a.ncu,
-                                          100 * a.difference));
+        row.details.push_back(agreement_line(a));
       }
     }
     t.rows.push_back(std::move(row));
@@ -160,8 +177,9 @@ result_table profile_table(const bench_report& report) {
       "{}. Counters are diagnostics: they never change a verdict or a rank. Each is the "
       "Perfworks metric of the same name in `ncu --metrics`.",
       fmt::join(legend, "; ")));
-  t.notes.push_back(fmt::format("* baseline (the task's init.cu). Run {} recorded in {} ({:.1f} s).",
-                                report.run_id, report.home, report.wall_ms / 1000.0));
+  t.notes.push_back(
+      fmt::format("* baseline (the task's init.cu). Run {} recorded in {} ({:.1f} s).",
+                  report.run_id, report.home, report.wall_ms / 1000.0));
   return t;
 }
 

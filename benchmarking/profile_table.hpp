@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmarking/bench_report.hpp"
@@ -23,6 +25,9 @@ struct counter_agreement {
   std::size_t launch = 0;
   double cupti = 0;
   double ncu = 0;
+  // Each tool's lowest and highest count, where its value is a mean of several.
+  std::optional<std::pair<double, double>> cupti_range;
+  std::optional<std::pair<double, double>> ncu_range;
   // |ncu - cupti|, less half a unit in the last digit ncu printed, / max(|ncu|, |cupti|); 0
   // where both are 0
   double difference = 0;

@@ -1,5 +1,6 @@
 #include "profiling/counter_profile.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -53,11 +54,26 @@ std::map<std::string, double> mean_counters(
   return mean;
 }
 
+std::map<std::string, std::pair<double, double>> counter_ranges(
+    const std::vector<std::map<std::string, double>>& runs) {
+  std::map<std::string, std::pair<double, double>> ranges;
+  const std::map<std::string, double> mean = mean_counters(runs);  // the counters all runs have
+  for (const auto& [name, value] : mean) {
+    auto& [low, high] = ranges[name] = {value, value};
+    for (const auto& run : runs) {
+      low = std::min(low, run.at(name));
+      high = std::max(high, run.at(name));
+    }
+  }
+  return ranges;
+}
+
 std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& kernels,
                                             std::size_t launches, int runs) {
   if (launches == 0 || runs < 1 || kernels.size() != launches * static_cast<std::size_t>(runs)) {
-    throw std::invalid_argument(fmt::format("{} kernels counted where {} runs of {} launches were "
-                                            "expected", kernels.size(), runs, launches));
+    throw std::invalid_argument(
+        fmt::format("{} kernels counted where {} runs of {} launches were expected",
+                    kernels.size(), runs, launches));
   }
   std::vector<kernel_counters> out;
   for (std::size_t launch = 0; launch < launches; ++launch) {
@@ -72,6 +88,7 @@ std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& 
     }
     k.launch = launch;
     k.counters = mean_counters(counts);
+    k.range = counter_ranges(counts);
     out.push_back(std::move(k));
   }
   return out;
@@ -81,6 +98,7 @@ json to_json(const kernel_counters& k) {
   json j{{"launch", k.launch}, {"kernel", k.kernel}, {"counters", k.counters}};
   if (k.occupancy) j["occupancy"] = to_json(*k.occupancy);
   if (!k.resolution.empty()) j["resolution"] = k.resolution;
+  if (!k.range.empty()) j["range"] = k.range;
   return j;
 }
 
@@ -89,18 +107,28 @@ kernel_counters kernel_counters_from_json(const json& j) {
                     .kernel = j.at("kernel").get<std::string>(),
                     .counters = j.at("counters").get<std::map<std::string, double>>(),
                     .occupancy = std::nullopt,
-                    .resolution = {}};
+                    .resolution = {},
+                    .range = {}};
   if (j.contains("occupancy")) k.occupancy = occupancy_estimate_from_json(j["occupancy"]);
   if (j.contains("resolution")) k.resolution = j["resolution"].get<std::map<std::string, double>>();
+  if (j.contains("range")) {
+    k.range = j["range"].get<std::map<std::string, std::pair<double, double>>>();
+  }
   return k;
 }
 
 json to_json(const counter_profile& p) {
   json kernels = json::array();
   for (const auto& k : p.kernels) kernels.push_back(to_json(k));
-  return {{"source", p.source}, {"chip", p.chip},       {"passes", p.passes}, {"runs", p.runs},
-          {"case", p.case_name}, {"kernels", kernels}, {"missing", p.missing},
-          {"unavailable", p.unavailable}, {"sweep_dram_bytes_written", p.sweep_dram_bytes_written}};
+  return {{"source", p.source},
+          {"chip", p.chip},
+          {"passes", p.passes},
+          {"runs", p.runs},
+          {"case", p.case_name},
+          {"kernels", kernels},
+          {"missing", p.missing},
+          {"unavailable", p.unavailable},
+          {"sweep_dram_bytes_written", p.sweep_dram_bytes_written}};
 }
 
 counter_profile counter_profile_from_json(const json& j) {

@@ -23,6 +23,8 @@ struct kernel_counters {
   // Half a unit in the last digit of counters read from text (ncu prints "0.07"), in the
   // counter's unit; a counter not named here is exact.
   std::map<std::string, double> resolution;
+  // Where counters are a mean of several counts: the lowest and the highest count.
+  std::map<std::string, std::pair<double, double>> range;
 };
 
 struct counter_profile {
@@ -36,7 +38,7 @@ struct counter_profile {
   // [bytes] what the L2 sweep writes to DRAM with no kernel before it (the profiler's own
   // records), left out of each kernel's write-back.
   double sweep_dram_bytes_written = 0;
-  std::string unavailable;           // no counters at all, and why (ERR_NVGPUCTRPERM, say)
+  std::string unavailable;  // no counters at all, and why (ERR_NVGPUCTRPERM, say)
 };
 
 // The plan's counters: additive ones (bytes, instructions, time) summed over its kernels, the
@@ -47,6 +49,9 @@ std::map<std::string, double> plan_counters(const counter_profile& p);
 // memory-bound kernel vary by a tenth from one count to the next, its bytes and instructions do
 // not. A counter missing from any run is missing from the mean.
 std::map<std::string, double> mean_counters(const std::vector<std::map<std::string, double>>& runs);
+// The lowest and highest count of each counter that every run has.
+std::map<std::string, std::pair<double, double>> counter_ranges(
+    const std::vector<std::map<std::string, double>>& runs);
 
 // `kernels` holds `runs` counts of a plan of `launches` kernels, one after the other; the result
 // holds each launch's mean. Throws std::invalid_argument when the kernels are not that many.

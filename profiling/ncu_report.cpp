@@ -117,7 +117,8 @@ counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::strin
                       .kernel = fields[kernel_column],
                       .counters = {},
                       .occupancy = std::nullopt,
-                      .resolution = {}};
+                      .resolution = {},
+                      .range = {}};
     for (std::size_t i = 0; i < header.size(); ++i) {
       for (const auto& m : metrics) {
         if (header[i] != m) continue;

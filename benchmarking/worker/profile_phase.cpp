@@ -100,7 +100,8 @@ counter_profile run_profile(worker_context& w) {
                          .kernel = l.lowered,
                          .counters = {},
                          .occupancy = occupancy_of(l, w.module->function(l.lowered), sm),
-                         .resolution = {}});
+                         .resolution = {},
+                         .range = {}});
   }
   if (w.request.wrapped_profiler) {
     // ncu flushes the caches and restores memory around each kernel it counts; the mean of its
@@ -158,11 +159,12 @@ counter_profile run_profile(worker_context& w) {
       }
     }
     p.runs = counted_runs;
-    auto mean_of = [&](std::size_t range) {
+    auto counts_of = [&](std::size_t range) {
       std::vector<std::map<std::string, double>> counts;
       for (const auto& r : runs) counts.push_back(r[range].values);
-      return mean_counters(counts);
+      return counts;
     };
+    auto mean_of = [&](std::size_t range) { return mean_counters(counts_of(range)); };
     const std::string written(counter::dram_bytes_written);
     auto written_by = [&](std::size_t range) {
       const auto values = mean_of(range);
@@ -172,6 +174,7 @@ counter_profile run_profile(worker_context& w) {
     p.sweep_dram_bytes_written = written_by(background_range);
     for (auto& k : p.kernels) {
       k.counters = mean_of(kernel_range(k.launch));
+      k.range = counter_ranges(counts_of(kernel_range(k.launch)));
       k.counters[std::string(counter::dram_bytes_written_back)] =
           std::max(0.0, written_by(sweep_range(k.launch)) - p.sweep_dram_bytes_written);
     }

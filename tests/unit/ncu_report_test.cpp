@@ -58,6 +58,11 @@ TEST(NcuReport, RunsOfAPlanAverageLaunchByLaunch) {
   EXPECT_DOUBLE_EQ(
       mean[0].counters.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"), 51.39);
   EXPECT_DOUBLE_EQ(mean[1].counters.at("dram__bytes_write.sum"), 2048);
+  // Each mean keeps the spread of its counts.
+  const auto spread = mean[0].range.at("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_DOUBLE_EQ(spread.first, 50.39);
+  EXPECT_DOUBLE_EQ(spread.second, 52.39);
+  EXPECT_FALSE(mean[1].range.contains("dram__bytes_read.sum"));
   // Counted in one run only: no mean.
   EXPECT_FALSE(mean[1].counters.contains("dram__bytes_read.sum"));
   // A count that is not whole runs of the plan, or runs that launched other kernels, is refused.

@@ -67,14 +67,16 @@ TEST(CounterProfile, APlanAddsItsKernelsBytesAndWeighsTheirRatesByTime) {
                                     {std::string(counter::dram_bytes_read), 1e8},
                                     {std::string(counter::dram_throughput_pct), 90}},
                        .occupancy = std::nullopt,
-                       .resolution = {}});
+                       .resolution = {},
+                       .range = {}});
   p.kernels.push_back({.launch = 1,
                        .kernel = "apply",
                        .counters = {{std::string(counter::duration_ns), 10000},
                                     {std::string(counter::dram_bytes_read), 5e7},
                                     {std::string(counter::dram_throughput_pct), 50}},
                        .occupancy = std::nullopt,
-                       .resolution = {}});
+                       .resolution = {},
+                       .range = {}});
   const auto plan = plan_counters(p);
   EXPECT_DOUBLE_EQ(plan.at(std::string(counter::duration_ns)), 40000);
   EXPECT_DOUBLE_EQ(plan.at(std::string(counter::dram_bytes_read)), 1.5e8);

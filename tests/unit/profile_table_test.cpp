@@ -22,7 +22,8 @@ diagnostics rmsnorm() {
                     {std::string(counter::dram_bytes_written_back), 28700000},
                     {std::string(counter::dram_throughput_pct), 72.81}},
        .occupancy = estimate_occupancy({.threads = 128, .registers_per_thread = 40}, {}),
-       .resolution = {}});
+       .resolution = {},
+       .range = {}});
   d.ncu = counter_profile{};
   d.ncu->source = "Nsight Compute";
   d.ncu->kernels.push_back({.launch = 0,
@@ -30,7 +31,8 @@ diagnostics rmsnorm() {
                             .counters = {{std::string(counter::dram_bytes_read), 134305000},
                                          {std::string(counter::dram_throughput_pct), 76.15}},
                             .occupancy = std::nullopt,
-                            .resolution = {}});
+                            .resolution = {},
+                            .range = {}});
   d.ncu_report_sha256 = std::string(64, 'c');
   return d;
 }
@@ -46,6 +48,27 @@ TEST(ProfileTable, NcuIsSetBesideCuptiCounterByCounter) {
       EXPECT_NEAR(a.difference, 0.0439, 1e-4);
     }
   }
+}
+
+TEST(ProfileTable, EachValueShowsTheSpreadOfTheCountsItIsTheMeanOf) {
+  diagnostics d = rmsnorm();
+  const std::string read(counter::dram_bytes_read);
+  d.counters.kernels[0].range = {{read, {134300000, 134330000}}};
+  d.ncu->kernels[0].range = {{read, {134305000, 134305000}}};  // no spread: no brackets
+  variant_result r;
+  r.label = "rmsnorm_vec_regs[VEC=4,BLOCK=128]";
+  r.status = "profiled";
+  r.profile = d;
+  bench_report report;
+  report.task = "rmsnorm";
+  report.results.push_back(r);
+  const result_table t = profile_table(report);
+  std::string lines;
+  for (const auto& l : t.rows.at(0).details) lines += l + "\n";
+  EXPECT_NE(lines.find("dram__bytes_read.sum (launch 0): CUPTI 1.34319e+08 [1.343e+08, "
+                       "1.3433e+08], ncu 1.34305e+08, 0.01% apart"),
+            std::string::npos)
+      << lines;
 }
 
 TEST(ProfileTable, NcusValueStandsForEveryNumberThatPrintsAsItDoes) {

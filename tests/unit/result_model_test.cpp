@@ -125,7 +125,8 @@ diagnostics profiled() {
                     {std::string(counter::dram_throughput_pct), 74.74},
                     {stall_counter("long_scoreboard"), 1.93}},
        .occupancy = estimate_occupancy({.threads = 128, .registers_per_thread = 40}, {}),
-       .resolution = {}});
+       .resolution = {},
+       .range = {{stall_counter("long_scoreboard"), {1.90, 1.96}}}});
   d.counters.missing = {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
   d.diagnosis =
       diagnose(plan_counters(d.counters), {.read = 134217728, .written = 134217728}, 70.3, 4.5);
