@@ -217,7 +217,8 @@ command_fn add_proposer_command(CLI::App& app, const global_options& global) {
       "params",
       "Search the params of the task's candidate files by successive halving: each "
       "configuration, pinned to its values, is proposed with one timing session; the faster "
-      "half of those that passed is proposed again with twice the sessions, until one is left, "
+      "half of those that passed (by the speedup over the baseline of the same run) is "
+      "proposed again with twice the sessions, until one is left, "
       "which is proposed once more with --sessions. Then it asks to stop.");
   params->footer("Example:\n  blaster optimize --task rmsnorm --proposer params");
   params->add_option("--task", f->task, "task name: a folder under tasks/")->required();

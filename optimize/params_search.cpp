@@ -90,9 +90,8 @@ nlohmann::json params_search::next() {
   }
   if (queue_.empty()) start_next_round();
   if (queue_.empty()) {
-    const auto best = std::min_element(timed_.begin(), timed_.end(), [&](auto a, auto b) {
-      return *arms_[a].time_us < *arms_[b].time_us;
-    });
+    const auto best = std::min_element(timed_.begin(), timed_.end(),
+                                       [&](auto a, auto b) { return faster(a, b); });
     if (best == timed_.end()) {
       // Rejected after an earlier round passed it (a flaky kernel), or every one at once.
       if (last_rejected_ && arms_[*last_rejected_].time_us) {
@@ -106,11 +105,13 @@ nlohmann::json params_search::next() {
           {"stop", true},
           {"why", fmt::format("every one of the {} configurations was rejected", arms_.size())}};
     }
-    return {
-        {"stop", true},
-        {"why", fmt::format("successive halving over {} configurations in {} rounds: the "
-                            "fastest is {} at {:.2f} us",
-                            arms_.size(), round_ + 1, arms_[*best].label, *arms_[*best].time_us)}};
+    return {{"stop", true},
+            {"why", fmt::format("successive halving over {} configurations in {} rounds: the "
+                                "fastest is {} at {:.2f} us{}",
+                                arms_.size(), round_ + 1, arms_[*best].label, *arms_[*best].time_us,
+                                arms_[*best].speedup
+                                    ? fmt::format(", {:.2f}x the baseline", *arms_[*best].speedup)
+                                    : std::string())}};
   }
   const std::size_t arm = queue_.front();
   queue_.erase(queue_.begin());
@@ -131,6 +132,9 @@ void params_search::observe(const nlohmann::json& feedback) {
   if (feedback.value("status", std::string()) == "ok" && feedback.contains("time_us") &&
       feedback["time_us"].is_number()) {
     arm.time_us = feedback["time_us"].get<double>();
+    arm.speedup = feedback.contains("speedup") && feedback["speedup"].is_number()
+                      ? std::optional<double>(feedback["speedup"].get<double>())
+                      : std::nullopt;
     timed_.push_back(*pending_);
   } else {
     const std::string reason = feedback.value("reason", std::string());
@@ -140,11 +144,15 @@ void params_search::observe(const nlohmann::json& feedback) {
   pending_.reset();
 }
 
+bool params_search::faster(std::size_t a, std::size_t b) const {
+  if (arms_[a].speedup && arms_[b].speedup) return *arms_[a].speedup > *arms_[b].speedup;
+  return *arms_[a].time_us < *arms_[b].time_us;
+}
+
 void params_search::start_next_round() {
   if (confirmed_ || timed_.empty()) return;  // the search is over
   std::vector<std::size_t> ranked = timed_;
-  std::sort(ranked.begin(), ranked.end(),
-            [&](auto a, auto b) { return *arms_[a].time_us < *arms_[b].time_us; });
+  std::sort(ranked.begin(), ranked.end(), [&](auto a, auto b) { return faster(a, b); });
   ranked.resize((ranked.size() + 1) / 2);
   if (ranked.size() == 1) {
     // One left: confirmed with the run's sessions, unless its last round had as many.

@@ -2,10 +2,10 @@
 
 // The built-in proposer of `blaster optimize --proposer params`: a search of the params space of
 // the task's candidate files by successive halving. Every configuration is proposed once, pinned
-// to its values and timed in one session; the faster half is proposed again with twice the
-// sessions, and so on until one is left, which is confirmed with the run's sessions. Each
-// proposal is a step of the session like any proposer's, so the memory, the trajectory and the
-// evidence are the same.
+// to its values and timed in one session; the faster half (by speedup over the baseline of the
+// same run) is proposed again with twice the sessions, and so on until one is left, which is
+// confirmed with the run's sessions. Each proposal is a step of the session like any
+// proposer's, so the memory, the trajectory and the evidence are the same.
 
 #include <filesystem>
 #include <iosfwd>
@@ -25,7 +25,10 @@ struct params_arm {
   std::map<std::string, std::string> params;
   std::string source;  // the file with each param's list cut to this configuration's value
   std::optional<double> time_us;  // [us] the median of its latest round
-  std::string rejected;           // the reason, once a step of it was not ok
+  // The baseline's time over its own in that round's run: what rounds rank by, since a run's
+  // baseline carries the drift between runs that the times alone would not show.
+  std::optional<double> speedup;
+  std::string rejected;  // the reason, once a step of it was not ok
 };
 
 // `source` with every param named in `params` reduced to that one value, the rest of the file as
@@ -51,6 +54,8 @@ class params_search {
 
  private:
   void start_next_round();
+  // Whether arm a ranks before arm b: the higher speedup, else (none reported) the lower time.
+  [[nodiscard]] bool faster(std::size_t a, std::size_t b) const;
 
   std::vector<params_arm> arms_;
   int final_sessions_;

@@ -69,7 +69,10 @@ std::vector<params_arm> arms_named(const std::vector<std::string>& labels) {
   return arms;
 }
 
-json ok(double time_us) { return {{"status", "ok"}, {"reason", ""}, {"time_us", time_us}}; }
+// A passing step against a baseline of 100 us.
+json ok(double time_us) {
+  return {{"status", "ok"}, {"reason", ""}, {"time_us", time_us}, {"speedup", 100.0 / time_us}};
+}
 
 // The search's replies, each answered from `times` by the arm's label (a missing label is a
 // rejection), until it stops; returns the stop's reason.
@@ -104,10 +107,23 @@ TEST(ParamsSearch, EachRoundKeepsTheFasterHalfWithTwiceTheSessions) {
   const std::vector<std::pair<std::string, int>> expected = {
       {"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}, {"b", 2}, {"d", 2}, {"b", 3}};
   EXPECT_EQ(asked, expected);
-  EXPECT_NE(why.find("the fastest is b at 10.00 us"), std::string::npos) << why;
+  EXPECT_NE(why.find("the fastest is b at 10.00 us, 10.00x the baseline"), std::string::npos)
+      << why;
   EXPECT_EQ(s.arms()[4].rejected, "wrong_result");
   EXPECT_EQ(replies[5].at("tags"), json({"params", "round-2"}));
   EXPECT_EQ(replies[7].at("tags"), json({"params", "confirm"}));
+}
+
+// Each step has a run of its own: a baseline that ran slow makes a time look better than it is,
+// and the speedup within the run does not.
+TEST(ParamsSearch, RoundsRankBySpeedupWithinEachRunNotByTime) {
+  params_search s(arms_named({"a", "b"}), 1);
+  ASSERT_TRUE(s.next().contains("source"));
+  s.observe({{"status", "ok"}, {"time_us", 9.0}, {"speedup", 2.0}});  // a drifted-fast run
+  ASSERT_TRUE(s.next().contains("source"));
+  s.observe({{"status", "ok"}, {"time_us", 10.0}, {"speedup", 2.5}});
+  const json stop = s.next();
+  EXPECT_NE(stop.at("why").get<std::string>().find("the fastest is b"), std::string::npos) << stop;
 }
 
 TEST(ParamsSearch, TheLastOneLeftIsConfirmedWithTheRunsSessions) {
