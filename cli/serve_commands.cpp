@@ -1,7 +1,9 @@
 // blaster serve and blaster eval: candidates from a trainer that drives its own loop, judged as
 // optimize's steps are and recorded the same way.
+#include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,13 +13,29 @@
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
 #include "optimize/bench_evaluator.hpp"
+#include "optimize/http_front.hpp"
 #include "optimize/judging_session.hpp"
 #include "optimize/serve_loop.hpp"
 
 namespace blaster::cli {
 
+namespace {
+
+// Where SIGINT and SIGTERM end serving over HTTP (a lock-free atomic: read in a handler).
+std::atomic<http_front*> serving{nullptr};
+
+extern "C" void stop_serving(int /*signal*/) {
+  if (http_front* front = serving.load(); front != nullptr) front->stop();
+}
+
+}  // namespace
+
 command_fn add_serve_command(CLI::App& app, const global_options& global) {
-  auto f = std::make_shared<judge_flags>();
+  struct flags {
+    judge_flags judge;
+    std::optional<int> http_port;
+  };
+  auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "Judge candidates sent on standard input, one JSON object per line, and answer each on "
@@ -36,20 +54,52 @@ command_fn add_serve_command(CLI::App& app, const global_options& global) {
       "Serving ends at the end of the input, at {\"stop\": true}, when the client closes its "
       "end, or when there is no GPU (exit 3, after answering the request that found out). A "
       "request cut off by the end of the input is dropped unjudged.\n\n"
-      "Example:\n"
-      "  trainer | blaster serve --task rmsnorm --sessions 2 | trainer-reader");
-  add_judge_flags(*cmd, *f, "request");
+      "With --http PORT the same requests come over HTTP on 127.0.0.1 only, and standard input "
+      "is not read: POST /v1/evaluate with one request as the body answers with its verdict; "
+      "POST /v1/stop, SIGINT or SIGTERM end serving after the requests under way. Connections "
+      "are read concurrently and judged one at a time, in the order they arrived whole; a client "
+      "that leaves before its request is whole is dropped unjudged.\n\n"
+      "Examples:\n"
+      "  trainer | blaster serve --task rmsnorm --sessions 2 | trainer-reader\n"
+      "  blaster serve --task rmsnorm --http 8123 &\n"
+      "  curl -s -d @request.json http://127.0.0.1:8123/v1/evaluate");
+  add_judge_flags(*cmd, f->judge, "request");
+  cmd->add_option("--http", f->http_port,
+                  "serve over HTTP on this port of 127.0.0.1 instead of standard input (0: any "
+                  "free port, printed on stderr)")
+      ->check(CLI::Range(0, 65535));
   return [f, &global]() {
+    const judge_flags& j = f->judge;
     const auto root = resolve_root(global);
-    const task_brief task = brief_of(root, f->task, f->case_name);
-    const std::string command =
-        fmt::format("blaster serve --task {}{}", f->task, judge_flags_text(*f));
+    const task_brief task = brief_of(root, j.task, j.case_name);
+    std::string command = fmt::format("blaster serve --task {}{}", j.task, judge_flags_text(j));
+    if (f->http_port) command += fmt::format(" --http {}", *f->http_port);
     store records(resolve_home(global.home));
-    bench_evaluator evaluator(judge_options(root, task, *f, command), records);
+    bench_evaluator evaluator(judge_options(root, task, j, command), records);
     // A client that closed its end is an ending, not a signal that kills blaster.
     std::signal(SIGPIPE, SIG_IGN);
+    std::optional<http_front> front;
+    if (f->http_port) front.emplace(static_cast<std::uint16_t>(*f->http_port));
     judging_session session(records, evaluator, command, task, records.home() / "serve");
-    const serve_outcome o = serve_requests(std::cin, std::cout, session, {});
+    serve_outcome o;
+    if (front) {
+      serving = &*front;
+      std::signal(SIGINT, stop_serving);
+      std::signal(SIGTERM, stop_serving);
+      std::cerr << fmt::format(
+                       "blaster: serving {} at http://127.0.0.1:{}/v1/evaluate (POST "
+                       "/v1/stop ends it)\n",
+                       task.name, front->port())
+                << std::flush;
+      o = front->run(session, {});
+      serving = nullptr;
+    } else {
+      o = serve_requests(std::cin, std::cout, session, {});
+    }
+    if (o.ended == "failed") {
+      session.fail();
+      BLASTER_THROW("serving stopped: {}", o.why);
+    }
     session.finish(o.ended, o.why, "serve");
     if (!global.quiet) {
       std::cerr << fmt::format("blaster: serve run {}: {} judged; {}\n", session.run_id(), o.judged,

@@ -2,8 +2,11 @@
 
 // A judge for the loop's tests without a GPU, and candidates it understands.
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,14 +17,15 @@
 namespace blaster {
 
 // Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
-// passing candidate x times faster than the baseline's 100 us), "NO_GPU" (compiles, and no GPU
-// is there to judge it).
+// passing candidate x times faster than the baseline's 100 us), "SLOW <ms>" (takes that long to
+// be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it).
 class stand_in_judge final : public step_evaluator {
  public:
   void evaluate(const std::filesystem::path& source_file, std::int64_t /*session*/,
                 attempt& a) override {
     const std::string source = read_file(source_file);
     ++evaluations;
+    ++started;
     a.bench_run_id = 0;
     a.baseline_us = 100.0;
     if (source.find("COMPILE_ERROR") != std::string::npos) {
@@ -35,6 +39,10 @@ class stand_in_judge final : public step_evaluator {
     } else if (source.find("HANGS") != std::string::npos) {
       a.reason = "timeout";
       a.message = "the worker timed out after 5.0 s and was killed";
+    } else if (const auto slow = source.find("SLOW "); slow != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(source.substr(slow + 5))));
+      a.reason = "timeout";
+      a.message = "a slow candidate";
     } else if (source.find("NO_GPU") != std::string::npos) {
       cannot_judge_ = "no CUDA driver on this machine";
     } else if (const auto at = source.find("FAST "); at != std::string::npos) {
@@ -56,6 +64,7 @@ class stand_in_judge final : public step_evaluator {
   }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
   int evaluations = 0;
+  std::atomic<int> started{0};  // evaluations begun, for tests on other threads
 
  private:
   std::string cannot_judge_;
