@@ -143,10 +143,9 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
     judging_session session(records, evaluator, command, task, records.home() / "serve");
     const std::string line =
         nlohmann::json{{"source", read_file(f->candidate)}, {"hypothesis", f->hypothesis}}.dump();
-    const attempt& a = session.judge(line, parse_reply(line, {}));
-    nlohmann::json answer = verdict_json(session.run_id(), a);
+    const nlohmann::json answer = answer_request(session, line, parse_reply(line, {}));
+    const attempt& a = session.steps().back();
     const bool unjudged = a.status == "unjudged";
-    if (unjudged) answer["message"] = session.cannot_judge();
     session.finish(unjudged ? "no_gpu" : "judged", unjudged ? session.cannot_judge() : a.status,
                    "eval");
     if (global.json) {

@@ -228,16 +228,9 @@ serve_outcome http_front::run(judging_session& session, const reply_limits& limi
           status = 503;
           answer = {{"error", "no GPU to judge it: " + session.cannot_judge()}};
         } else {
-          nlohmann::json id = nullptr;
-          if (const auto j = nlohmann::json::parse(request.body, nullptr, false); j.is_object()) {
-            id = j.value("id", nlohmann::json(nullptr));
-          }
-          const attempt& a = session.judge(request.body, reply);
+          answer = answer_request(session, request.body, reply);
           ++outcome.judged;
-          answer = verdict_json(session.run_id(), a);
-          answer["id"] = id;
-          if (a.status == "unjudged") {
-            answer["message"] = session.cannot_judge();
+          if (answer.at("status") == "unjudged") {
             outcome.ended = "no_gpu";
             outcome.why = session.cannot_judge();
             stop();

@@ -9,9 +9,14 @@
 
 namespace blaster {
 
-nlohmann::json verdict_json(std::int64_t run_id, const attempt& a) {
+nlohmann::json answer_request(judging_session& session, const std::string& line,
+                              const parsed_reply& request) {
+  const attempt& a = session.judge(line, request);
   nlohmann::json j = feedback_json(a);
-  j["run_id"] = run_id;
+  const auto sent = nlohmann::json::parse(line, nullptr, false);
+  j["id"] = sent.is_object() ? sent.value("id", nlohmann::json(nullptr)) : nullptr;
+  if (a.status == "unjudged") j["message"] = session.cannot_judge();
+  j["run_id"] = session.run_id();
   j["kept"] = a.kept;
   j["bench_run_id"] = a.bench_run_id;
   j["source_sha256"] = a.source_sha256;
@@ -33,10 +38,6 @@ serve_outcome serve_requests(std::istream& in, std::ostream& out, judging_sessio
       return o;
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json id = nullptr;
-    if (const auto j = nlohmann::json::parse(line, nullptr, false); j.is_object()) {
-      id = j.value("id", nlohmann::json(nullptr));
-    }
     const parsed_reply request = parse_reply(line, limits);
     if (const auto* stop = std::get_if<stop_request>(&request)) {
       o.ended = "stopped";
@@ -44,19 +45,16 @@ serve_outcome serve_requests(std::istream& in, std::ostream& out, judging_sessio
           stop->why.empty() ? "the client asked to stop" : "the client asked to stop: " + stop->why;
       return o;
     }
-    const attempt& a = session.judge(line, request);
+    const nlohmann::json answer = answer_request(session, line, request);
     ++o.judged;
-    nlohmann::json answer = verdict_json(session.run_id(), a);
-    answer["id"] = id;
-    if (a.status == "unjudged") answer["message"] = session.cannot_judge();
     out << answer.dump() << '\n' << std::flush;
     if (!out) {
       o.ended = "client_gone";
       o.why = fmt::format("the answer to step {} could not be written: the client closed its end",
-                          a.step);
+                          answer.at("step").get<int>());
       return o;
     }
-    if (a.status == "unjudged") {
+    if (answer.at("status") == "unjudged") {
       o.ended = "no_gpu";
       o.why = session.cannot_judge();
       return o;

@@ -17,9 +17,12 @@ namespace blaster {
 
 class judging_session;
 
-// The answer to one judged request: the step's feedback (status, reason, evidence, timing,
-// speedup interval, reward, diagnosis) with the run, the step's CAS digests and the judging run.
-nlohmann::json verdict_json(std::int64_t run_id, const attempt& a);
+// Judges one request (`line` as it came, `request` what parse_reply made of it; not a stop) as the
+// session's next step and answers it: the step's feedback (status, reason, evidence, timing,
+// speedup interval, reward, diagnosis) with the request's "id", the run, the step's CAS digests
+// and the judging run; for a step that found no GPU, why.
+nlohmann::json answer_request(judging_session& session, const std::string& line,
+                              const parsed_reply& request);
 
 struct serve_outcome {
   // Why serving ended: input_closed (the client's end-of-file), client_left (it closed the
