@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
-#include <set>
 #include <thread>
 
 #include <fmt/ranges.h>
@@ -16,11 +15,13 @@
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/counter_stage.hpp"
 #include "benchmarking/run_record.hpp"
+#include "benchmarking/screening.hpp"
 #include "benchmarking/statistics.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/device_lock.hpp"
 #include "core/error.hpp"
+#include "core/worker_process.hpp"
 #include "evidence/store.hpp"
 #include "tasks/reference.hpp"
 
@@ -54,9 +55,15 @@ class scratch_folder {
   std::filesystem::path path_;
 };
 
+// This process's turn on its GPU: another blaster process that wants it waits.
+device_lock gpu_turn() {
+  return device_lock(visible_device(), [](const std::string& m) { spdlog::info("{}", m); });
+}
+
 // Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
 // driver: a process that has initialized CUDA passes a broken state to what it forks.
 void probe(const worker_launcher& launcher, bench_report& report) {
+  const device_lock gpu = gpu_turn();  // the ceilings it measures are this run's alone
   worker_request request;
   request.phase = worker_phase::probe;
   const worker_answer answer = launcher.run(request, first_deadline);
@@ -120,6 +127,7 @@ milliseconds deadline_after(double needed_s) {
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
              const worker_launcher& launcher, store& records, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable) {
+  const device_lock gpu = gpu_turn();
   report.seeds = gate_seeds(report.seed);
   spdlog::info("computing inputs and float64 references for the gate");
   const gate_data data(task, reference, report.seeds, launcher.dir, report.timed_case);
@@ -177,12 +185,8 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   // The counters of every variant that passed, in workers of their own: after its timing, so
   // that they never share a process with a timed sample.
   auto profile_survivors = [&] {
-    std::vector<std::pair<std::size_t, worker_request>> profiled;
-    for (const auto& s : survivors) {
-      if (options.profile_baseline || !report.results[s.first].baseline) profiled.push_back(s);
-    }
-    profile_variants(data, profiled, launcher, deadline.value_or(first_deadline), options.ncu,
-                     records.cas(), report);
+    profile_variants(data, survivors, launcher, deadline.value_or(first_deadline), options.ncu,
+                     options.profile_baseline, records.cas(), report);
   };
   if (options.profile_only) {
     profile_survivors();
@@ -327,46 +331,7 @@ void summarize(store& records, const bench_options& options, bench_report& repor
   for (auto& r : report.results) diagnose_variant(report, r);
 }
 
-std::filesystem::path this_executable() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
-  return path;
-}
-
 }  // namespace
-
-void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
-            std::vector<std::ptrdiff_t>& order) {
-  std::vector<std::ptrdiff_t> candidates;
-  for (std::ptrdiff_t entry : order) {
-    if (entry < 0) continue;
-    const variant_result& r = report.results[survivors[static_cast<std::size_t>(entry)]];
-    if (!r.baseline && r.status != "rejected" && !r.session_medians_us.empty()) {
-      candidates.push_back(entry);
-    }
-  }
-  std::stable_sort(candidates.begin(), candidates.end(), [&](std::ptrdiff_t a, std::ptrdiff_t b) {
-    return report.results[survivors[static_cast<std::size_t>(a)]].session_medians_us[0] <
-           report.results[survivors[static_cast<std::size_t>(b)]].session_medians_us[0];
-  });
-  if (candidates.size() <= static_cast<std::size_t>(best)) return;
-  const std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
-  std::vector<std::ptrdiff_t> next;
-  for (std::ptrdiff_t entry : order) {
-    variant_result& r =
-        report.results[survivors[static_cast<std::size_t>(std::max<std::ptrdiff_t>(entry, 0))]];
-    const bool stays = entry < 0 || r.baseline || kept.contains(entry) || r.status == "rejected";
-    if (stays) {
-      next.push_back(entry);
-    } else {
-      r.screened = true;
-    }
-  }
-  spdlog::info("screened: {} of {} candidates go on to the remaining sessions", best,
-               candidates.size());
-  order = std::move(next);
-}
 
 bench_report compile_task(const bench_options& options, store& records) {
   bench_report report;
@@ -411,12 +376,7 @@ bench_report run_bench(const bench_options& given, store& records) {
                                                    ? this_executable()
                                                    : options.worker_executable,
                                  .dir = scratch.path()};
-  const auto waiting = [](const std::string& message) { spdlog::info("{}", message); };
-  {
-    // The probe measures the device's ceilings: no other run's kernels beside them.
-    const device_lock gpu(visible_device(), waiting);
-    probe(launcher, report);
-  }
+  probe(launcher, report);
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
@@ -436,7 +396,6 @@ bench_report run_bench(const bench_options& given, store& records) {
       }
     }
     if (report.gpu) {
-      const device_lock gpu(visible_device(), waiting);
       measure(options, task, reference, launcher, records, report, compiled.runnable);
       summarize(records, options, report);
     }

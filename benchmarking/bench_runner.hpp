@@ -61,13 +61,6 @@ struct bench_options {
 // task itself are input_errors; problems with a candidate are verdicts in its result.
 bench_report run_bench(const bench_options& options, store& records);
 
-// The screening between a bench's first session and the others: `order` holds indices into
-// `survivors` (which holds indices into report.results), -1 for the baseline's A/A twin. Keeps
-// the baseline, the twin, rejected entries and the `best` candidates fastest in their first
-// session, in order; marks the others screened.
-void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
-            std::vector<std::ptrdiff_t>& order);
-
 // Only the compile stage of run_bench, for any architecture and with no GPU: what
 // `blaster compile` shows. Nothing is recorded as a run.
 bench_report compile_task(const bench_options& options, store& records);

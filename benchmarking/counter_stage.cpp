@@ -132,12 +132,12 @@ diagnostics profile_variant(const gate_data& data, worker_request request,
 void profile_variants(const gate_data& data,
                       const std::vector<std::pair<std::size_t, worker_request>>& survivors,
                       const worker_launcher& launcher, milliseconds deadline, bool ncu,
-                      cas_store& cas, bench_report& report) {
+                      bool baseline, cas_store& cas, bench_report& report) {
   const std::optional<std::filesystem::path> tool = ncu ? find_ncu() : std::nullopt;
   if (ncu && !tool) spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
   for (const auto& [index, request] : survivors) {
     variant_result& r = report.results[index];
-    if (r.status == "rejected") continue;
+    if (r.status == "rejected" || (r.baseline && !baseline)) continue;
     spdlog::info("{}: counters", r.label);
     r.profile = profile_variant(data, request, launcher, deadline, tool, cas);
     if (ncu && !tool) r.profile->ncu_unavailable = "Nsight Compute (ncu) is not installed";

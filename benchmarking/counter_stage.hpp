@@ -29,11 +29,12 @@ diagnostics profile_variant(const gate_data& data, worker_request request,
                             const std::optional<std::filesystem::path>& ncu, cas_store& cas);
 
 // The counters of each variant of `survivors` ({index into report.results, its request}) that
-// was not rejected, into its result; with `ncu`, Nsight Compute's report too, or why none came.
+// was not rejected (the baseline only with `baseline`), into its result; with `ncu`, Nsight
+// Compute's report too, or why none came.
 void profile_variants(const gate_data& data,
                       const std::vector<std::pair<std::size_t, worker_request>>& survivors,
-                      const worker_launcher& launcher, std::chrono::milliseconds deadline,
-                      bool ncu, cas_store& cas, bench_report& report);
+                      const worker_launcher& launcher, std::chrono::milliseconds deadline, bool ncu,
+                      bool baseline, cas_store& cas, bench_report& report);
 
 // The one-line diagnosis of the variant's counters: against the task's minimal bytes, and its
 // time (measured, or the counted kernel time where it was not timed) against the launch floor

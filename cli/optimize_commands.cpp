@@ -10,6 +10,7 @@
 #include "cli/judge_flags.hpp"
 #include "cli/store_access.hpp"
 #include "core/error.hpp"
+#include "core/worker_process.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/table_renderer.hpp"
 #include "optimize/bench_evaluator.hpp"
@@ -70,11 +71,9 @@ std::vector<std::filesystem::path> searched_files(const std::filesystem::path& r
 std::string params_proposer_command(const std::filesystem::path& root, const std::string& task,
                                     const std::vector<std::filesystem::path>& candidates,
                                     int sessions) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
   std::string command = fmt::format("{} --root {} proposer params --task {} --sessions {}",
-                                    shell_quoted(self.string()), shell_quoted(root.string()),
+                                    shell_quoted(this_executable().string()),
+                                    shell_quoted(root.string()),
                                     shell_quoted(task), sessions);
   for (const auto& c : candidates) {
     command += " --candidate " + shell_quoted(std::filesystem::absolute(c).string());

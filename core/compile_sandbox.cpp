@@ -143,11 +143,7 @@ std::filesystem::path empty_working_folder(const std::filesystem::path& fallback
 }
 
 std::filesystem::path executable_of(const compile_limits& limits) {
-  if (!limits.executable.empty()) return limits.executable;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
-  return self;
+  return limits.executable.empty() ? this_executable() : limits.executable;
 }
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", bytes / 1048576.0); }

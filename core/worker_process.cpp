@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
+
 namespace blaster {
 namespace {
 
@@ -175,6 +177,13 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
     outcome.exit_code = WEXITSTATUS(status);
   }
   return outcome;
+}
+
+std::filesystem::path this_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) BLASTER_THROW("cannot find the blaster executable: {}", ec.message());
+  return path;
 }
 
 }  // namespace blaster

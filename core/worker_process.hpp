@@ -47,4 +47,8 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
                           const std::function<void(const std::string&)>& on_message = {},
                           const worker_limits& limits = {});
 
+// The blaster executable this process runs, which its workers, compiles and built-in proposers
+// run again.
+std::filesystem::path this_executable();
+
 }  // namespace blaster

@@ -2,7 +2,7 @@
 // fastest candidates go on; the others keep the one session they had, marked screened.
 #include <gtest/gtest.h>
 
-#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/screening.hpp"
 
 namespace blaster {
 namespace {

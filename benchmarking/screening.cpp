@@ -1,0 +1,42 @@
+#include "benchmarking/screening.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+namespace blaster {
+
+void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
+            std::vector<std::ptrdiff_t>& order) {
+  std::vector<std::ptrdiff_t> candidates;
+  for (std::ptrdiff_t entry : order) {
+    if (entry < 0) continue;
+    const variant_result& r = report.results[survivors[static_cast<std::size_t>(entry)]];
+    if (!r.baseline && r.status != "rejected" && !r.session_medians_us.empty()) {
+      candidates.push_back(entry);
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::ptrdiff_t a, std::ptrdiff_t b) {
+    return report.results[survivors[static_cast<std::size_t>(a)]].session_medians_us[0] <
+           report.results[survivors[static_cast<std::size_t>(b)]].session_medians_us[0];
+  });
+  if (candidates.size() <= static_cast<std::size_t>(best)) return;
+  const std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
+  std::vector<std::ptrdiff_t> next;
+  for (std::ptrdiff_t entry : order) {
+    variant_result& r =
+        report.results[survivors[static_cast<std::size_t>(std::max<std::ptrdiff_t>(entry, 0))]];
+    const bool stays = entry < 0 || r.baseline || kept.contains(entry) || r.status == "rejected";
+    if (stays) {
+      next.push_back(entry);
+    } else {
+      r.screened = true;
+    }
+  }
+  spdlog::info("screened: {} of {} candidates go on to the remaining sessions", best,
+               candidates.size());
+  order = std::move(next);
+}
+
+}  // namespace blaster
