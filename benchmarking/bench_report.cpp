@@ -211,6 +211,7 @@ json to_json(const bench_report& report) {
       {"run_id", report.run_id},
       {"home", report.home},
       {"wall_ms", report.wall_ms},
+      {"phase_ms", report.phase_ms},
   };
 }
 
@@ -255,6 +256,7 @@ bench_report bench_report_from_json(const json& j) {
   r.run_id = j.value("run_id", std::int64_t{0});
   r.home = j.value("home", std::string());
   r.wall_ms = j.value("wall_ms", 0.0);
+  r.phase_ms = j.value("phase_ms", step_profile());
   return r;
 }
 

@@ -137,6 +137,9 @@ struct bench_report {
   std::int64_t run_id = 0;
   std::string home;
   double wall_ms = 0.0;
+  // [milliseconds] where the wall time went: probe, compile, references, gate, timing, counters
+  // (what a warm series reuses is absent from its later runs).
+  step_profile phase_ms;
 };
 
 nlohmann::json to_json(const diagnostics& d);

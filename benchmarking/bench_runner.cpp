@@ -1,7 +1,5 @@
 #include "benchmarking/bench_runner.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <random>
@@ -14,9 +12,12 @@
 #include "benchmarking/compile_stage.hpp"
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/counter_stage.hpp"
+#include "benchmarking/gate_data.hpp"
 #include "benchmarking/run_record.hpp"
 #include "benchmarking/screening.hpp"
 #include "benchmarking/statistics.hpp"
+#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/worker_launcher.hpp"
 #include "core/compile_cache.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/device_lock.hpp"
@@ -35,26 +36,6 @@ using std::chrono::milliseconds;
 // what the task needs.
 constexpr milliseconds first_deadline{120'000};
 
-// A folder for the run's shared inputs and outputs, removed with the object.
-class scratch_folder {
- public:
-  explicit scratch_folder(std::uint64_t seed)
-      : path_(std::filesystem::temp_directory_path() /
-              fmt::format("blaster-{}-{:016x}", ::getpid(), seed)) {
-    std::filesystem::create_directories(path_);
-  }
-  ~scratch_folder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  scratch_folder(const scratch_folder&) = delete;
-  scratch_folder& operator=(const scratch_folder&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // This process's turn on its GPU: another blaster process that wants it waits.
 device_lock gpu_turn() {
   return device_lock(visible_device(), [](const std::string& m) { spdlog::info("{}", m); });
@@ -62,27 +43,24 @@ device_lock gpu_turn() {
 
 // Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
 // driver: a process that has initialized CUDA passes a broken state to what it forks.
-void probe(const worker_launcher& launcher, bench_report& report) {
+probed_device probe(const worker_launcher& launcher) {
   const device_lock gpu = gpu_turn();  // the ceilings it measures are this run's alone
   worker_request request;
   request.phase = worker_phase::probe;
   const worker_answer answer = launcher.run(request, first_deadline);
+  probed_device found;
   if (!answer.result) {
-    report.gpu_unavailable = "the GPU probe failed: " + answer.why;
+    found.unavailable = "the GPU probe failed: " + answer.why;
   } else if (answer.result->unavailable) {
-    report.gpu_unavailable = *answer.result->unavailable;
+    found.unavailable = *answer.result->unavailable;
   } else if (answer.result->failure) {
-    report.gpu_unavailable = "the GPU probe failed: " + answer.result->failure->message;
+    found.unavailable = "the GPU probe failed: " + answer.result->failure->message;
   } else if (!answer.result->probe) {
-    report.gpu_unavailable = "the GPU probe failed: it answered without a probe";
+    found.unavailable = "the GPU probe failed: it answered without a probe";
   } else {
-    const device_probe& p = *answer.result->probe;
-    report.device = p.device;
-    report.memory = p.memory;
-    report.matrix = p.matrix;
-    report.floors = p.floors;
+    found.probe = answer.result->probe;
   }
-  report.gpu = report.gpu_unavailable.empty();
+  return found;
 }
 
 std::string device_json(const bench_report& report) {
@@ -93,7 +71,6 @@ std::string device_json(const bench_report& report) {
   return j.dump();
 }
 
-// Checks every runnable variant in its own worker and times the survivors in another.
 // The request every worker of one variant starts from.
 worker_request request_for(const bench_options& options, const task_spec& task,
                            const bench_report& report, const variant_result& r,
@@ -120,17 +97,25 @@ milliseconds deadline_after(double needed_s) {
   return milliseconds(static_cast<long long>((2.0 * needed_s + 5.0) * 1000.0));
 }
 
-// Gates every runnable variant in its own worker, then times the survivors in sessions: each
-// session a fresh worker per variant, in alternating order (forward, then backward) so that
-// drift over a run falls on baseline and candidates alike, and the baseline timed a second
-// time at the session's other end for the A/A self-check.
+// Gates every runnable variant in its own evaluation, then times the survivors in sessions: each
+// session one evaluation per variant (a fresh worker each, or the series' kept worker with a
+// fresh context each), in alternating order (forward, then backward) so that drift over a run
+// falls on baseline and candidates alike, and the baseline timed a second time at the session's
+// other end for the A/A self-check.
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
              const worker_launcher& launcher, store& records, bench_report& report,
-             const std::vector<compiled_candidates::runnable_variant>& runnable) {
+             const std::vector<compiled_candidates::runnable_variant>& runnable,
+             warm_bench& kept) {
   const device_lock gpu = gpu_turn();
-  report.seeds = gate_seeds(report.seed);
-  spdlog::info("computing inputs and float64 references for the gate");
-  const gate_data data(task, reference, report.seeds, launcher.dir, report.timed_case);
+  if (!kept.data) {
+    const phase_timer timer(report.phase_ms, "references");
+    kept.seeds = gate_seeds(report.seed);
+    spdlog::info("computing inputs and float64 references for the gate");
+    kept.data = std::make_unique<gate_data>(task, reference, kept.seeds, launcher.dir,
+                                            report.timed_case);
+  }
+  report.seeds = kept.seeds;
+  const gate_data& data = *kept.data;
   spdlog::info("{} checks over {} cases", data.checks().size(), task.cases.size());
   report.warnings = data.warnings();
   for (const auto& w : report.warnings) spdlog::warn("task design: {}", w);
@@ -149,6 +134,17 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   std::vector<std::pair<std::size_t, worker_request>> survivors;  // result index, request
   for (const auto& p : runnable) {
     variant_result& r = report.results[p.result];
+    if (r.baseline && kept.baseline && kept.baseline->source_sha256 == r.source_sha256) {
+      // Gated by an earlier run of the series: the same source on the same data.
+      r.gate_s = kept.baseline->gate.wall_s;
+      r.gate_profile = kept.baseline->gate.profile;
+      r.checks = kept.baseline->gate.checks;
+      r.sanitizer = kept.baseline->sanitizer;
+      survivors.emplace_back(p.result, kept.baseline->request);
+      if (!options.deadline) deadline = deadline_after(r.gate_s);
+      continue;
+    }
+    const phase_timer timer(report.phase_ms, "gate");
     worker_request request =
         request_for(options, task, report, r, p.file->file, canary, poison_seed, entropy);
     spdlog::info("{}: gate ({} checks)", r.label, data.checks().size());
@@ -176,6 +172,12 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       if (sanitized && sanitized->reason != reason_code::none) {
         reject(r, sanitized->reason, sanitized->message);
       } else {
+        if (r.baseline) {
+          kept.baseline = {.source_sha256 = r.source_sha256,
+                           .gate = gate,
+                           .sanitizer = r.sanitizer,
+                           .request = request};
+        }
         survivors.emplace_back(p.result, std::move(request));
       }
     }
@@ -185,6 +187,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   // The counters of every variant that passed, in workers of their own: after its timing, so
   // that they never share a process with a timed sample.
   auto profile_survivors = [&] {
+    const phase_timer timer(report.phase_ms, "counters");
     profile_variants(data, survivors, launcher, deadline.value_or(first_deadline), options.ncu,
                      options.profile_baseline, records.cas(), report);
   };
@@ -206,8 +209,15 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   const bool baseline_survived =
       !survivors.empty() && report.results[survivors.front().first].baseline;
   if (baseline_survived) order.push_back(again);
+  const bool only_baseline_left = survivors.size() == 1 && baseline_survived;
+  const bool only_baseline_given = report.results.size() == 1 && report.results[0].baseline;
+  const int sessions = options.time_lone_baseline || !only_baseline_left || only_baseline_given
+                           ? std::max(1, options.sessions)
+                           : 0;
   bool timed_baseline = false;
-  for (int session = 0; session < std::max(1, options.sessions); ++session) {
+  std::optional<phase_timer> timer;
+  if (sessions > 0) timer.emplace(report.phase_ms, "timing");
+  for (int session = 0; session < sessions; ++session) {
     if (session == 1 && options.confirm_best > 0) {
       std::vector<std::size_t> indices;
       for (const auto& survivor : survivors) indices.push_back(survivor.first);
@@ -252,6 +262,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       }
     }
   }
+  timer.reset();
   for (const auto& [index, request] : survivors) {
     variant_result& r = report.results[index];
     if (r.status != "rejected" && !r.session_medians_us.empty()) r.status = "passed";
@@ -349,7 +360,7 @@ bench_report compile_task(const bench_options& options, store& records) {
   return report;
 }
 
-bench_report run_bench(const bench_options& given, store& records) {
+bench_report run_bench(const bench_options& given, store& records, warm_bench* warm) {
   const auto started = std::chrono::steady_clock::now();
   compiled_candidates compiled{
       .task = load_task(given.root, given.task), .loaded = {}, .runnable = {}};
@@ -365,18 +376,33 @@ bench_report run_bench(const bench_options& given, store& records) {
   report.timing = options.timing;
   report.sanitize = options.sanitize;
   report.home = records.home().string();
-  if (options.seed) {
-    report.seed = *options.seed;
-  } else {
-    std::random_device entropy;  // a seed no candidate can predict
-    report.seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
+  warm_bench cold(/*keep_worker=*/false);
+  warm_bench& kept = warm != nullptr ? *warm : cold;
+  const std::string series = fmt::format("{} case '{}' {} {}", task.name, options.timed_case,
+                                         to_string(options.timing.mode), options.root.string());
+  if (kept.seed && kept.series != series) {
+    BLASTER_THROW("a warm bench series of {} cannot run {}", kept.series, series);
   }
-  const scratch_folder scratch(report.seed);
-  const worker_launcher launcher{.executable = options.worker_executable.empty()
-                                                   ? this_executable()
-                                                   : options.worker_executable,
-                                 .dir = scratch.path()};
-  probe(launcher, report);
+  kept.series = series;
+  if (!kept.seed) {
+    std::random_device entropy;  // a seed no candidate can predict
+    kept.seed = options.seed.value_or((static_cast<std::uint64_t>(entropy()) << 32U) | entropy());
+  }
+  report.seed = *kept.seed;
+  if (!kept.scratch) kept.scratch.emplace(report.seed);
+  worker_launcher launcher{.executable = options.worker_executable.empty()
+                                             ? this_executable()
+                                             : options.worker_executable,
+                           .dir = kept.scratch->path()};
+  if (kept.keep_worker) {
+    if (!kept.worker) kept.worker.emplace(kept_worker_argv(launcher.executable));
+    launcher.kept = &*kept.worker;
+  }
+  if (!kept.probed) {
+    const phase_timer timer(report.phase_ms, "probe");
+    kept.probed = probe(launcher);
+  }
+  kept.probed->apply_to(report);
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
@@ -386,7 +412,10 @@ bench_report run_bench(const bench_options& given, store& records) {
   report.run_id = run_id;
   compile_cache cache(records.home() / "cache", records.cas());
   try {
-    compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
+    {
+      const phase_timer timer(report.phase_ms, "compile");
+      compile_stage(options, records, cache, /*device_present=*/false, report, compiled);
+    }
     if (report.device) {
       // Every case the gate checks, and the timed one, must fit before anything is allocated.
       for (const auto& c : task.cases) {
@@ -396,7 +425,7 @@ bench_report run_bench(const bench_options& given, store& records) {
       }
     }
     if (report.gpu) {
-      measure(options, task, reference, launcher, records, report, compiled.runnable);
+      measure(options, task, reference, launcher, records, report, compiled.runnable, kept);
       summarize(records, options, report);
     }
   } catch (...) {

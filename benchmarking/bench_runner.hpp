@@ -14,6 +14,7 @@
 namespace blaster {
 
 class store;
+struct warm_bench;
 
 struct bench_options {
   std::filesystem::path root;  // holds tasks/ and kernels/
@@ -54,12 +55,17 @@ struct bench_options {
   // baseline has its diagnosis already and skips them.
   bool profile_baseline = true;
   bool ncu = false;
+  // Whether the baseline is timed when every candidate was rejected: a loop that judges one
+  // candidate at a time needs no time for the baseline alone.
+  bool time_lone_baseline = true;
 };
 
 // Compiles every candidate, checks each variant on every case against the float64 reference,
 // times the survivors on the timed case, and records the run in the store. Problems with the
 // task itself are input_errors; problems with a candidate are verdicts in its result.
-bench_report run_bench(const bench_options& options, store& records);
+// With `warm`, what an earlier run of the series prepared is used, and what this one prepares is
+// kept for the next.
+bench_report run_bench(const bench_options& options, store& records, warm_bench* warm = nullptr);
 
 // Only the compile stage of run_bench, for any architecture and with no GPU: what
 // `blaster compile` shows. Nothing is recorded as a run.

@@ -1,6 +1,8 @@
 #include "benchmarking/gate_worker.hpp"
 
+#include <iostream>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,13 @@
 
 namespace blaster {
 
-int run_gate_worker(const std::filesystem::path& request_file) {
+namespace {
+
+// How one request ended, for a worker that serves more: after a failure the worker exits, so that
+// nothing a failed evaluation left in the process meets the next one.
+enum class request_end { answered, failed };
+
+request_end run_request(const std::filesystem::path& request_file) {
   worker::start_clock();
   worker_result result;
   // Which check was running when something failed: the evidence names it.
@@ -28,7 +36,7 @@ int run_gate_worker(const std::filesystem::path& request_file) {
                                     .check = current,
                                     .cuda_error = code ? cuda::error_name(*code) : ""};
     worker::send_result(result);
-    return 0;
+    return request_end::failed;
   };
   try {
     const worker_request request =
@@ -39,11 +47,11 @@ int run_gate_worker(const std::filesystem::path& request_file) {
     worker::worker_context w(request, context, stream);
     worker::handler_for(request.phase).run(w, result, current);
     worker::send_result(result);
-    return 0;
+    return request_end::answered;
   } catch (const cuda::gpu_unavailable& e) {
     result.unavailable = e.what();
     worker::send_result(result);
-    return 0;
+    return request_end::failed;
   } catch (const cuda::cuda_error& e) {
     return fail(reason_for_cuda_error(e.code()), e.what(), e.code());
   } catch (const input_error& e) {
@@ -51,6 +59,22 @@ int run_gate_worker(const std::filesystem::path& request_file) {
   } catch (const std::exception& e) {
     return fail(reason_code::crash, e.what());
   }
+}
+
+}  // namespace
+
+int run_gate_worker(const std::filesystem::path& request_file) {
+  static_cast<void>(run_request(request_file));
+  return 0;
+}
+
+int serve_gate_worker() {
+  // Each request builds its context and releases it, so that the primary context, and with it
+  // every allocation, module and the device heap of one evaluation, is gone before the next.
+  for (std::string line; std::getline(std::cin, line);) {
+    if (run_request(line) == request_end::failed) return 0;
+  }
+  return 0;
 }
 
 }  // namespace blaster

@@ -19,9 +19,21 @@ worker_answer worker_launcher::run(const worker_request& request,
   const auto request_path =
       dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
   write_file_atomically(request_path, to_json(request).dump());
-  std::vector<std::string> argv = wrapper;
-  argv.insert(argv.end(), {executable.string(), "__worker", request_path.string()});
-  const worker_outcome outcome = run_worker(argv, deadline);
+  worker_outcome outcome;
+  const bool use_kept = kept != nullptr && wrapper.empty() &&
+                        (request.phase == worker_phase::gate || request.phase == worker_phase::time);
+  if (use_kept) {
+    // The answer ends with its result line; a line that is not JSON cannot be one.
+    const auto is_result = [](const std::string& line) {
+      const json message = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      return message.is_object() && message.contains("result");
+    };
+    outcome = kept->exchange(request_path.string(), deadline, is_result);
+  } else {
+    std::vector<std::string> argv = wrapper;
+    argv.insert(argv.end(), {executable.string(), "__worker", request_path.string()});
+    outcome = run_worker(argv, deadline);
+  }
   std::error_code ignored;
   std::filesystem::remove(request_path, ignored);
   worker_answer answer;
@@ -58,6 +70,11 @@ worker_answer worker_launcher::run(const worker_request& request,
     }
   }
   answer.profile["process"] = std::max(0.0, 1000.0 * outcome.wall_s - since_ms);
+  if (use_kept && outcome.how == worker_outcome::ending::answered &&
+      (!result || result->failure || result->unavailable)) {
+    // A kept worker leaves after a failure: it is gone before the next evaluation starts.
+    kept->stop();
+  }
   if (result && outcome.how != worker_outcome::ending::timed_out) {
     answer.result = std::move(result);
     return answer;
@@ -72,6 +89,10 @@ worker_answer worker_launcher::run(const worker_request& request,
   }
   answer.why = fmt::format("the worker {}{}", outcome.describe(), where);
   return answer;
+}
+
+std::vector<std::string> kept_worker_argv(const std::filesystem::path& executable) {
+  return {executable.string(), "__worker", "--serve"};
 }
 
 }  // namespace blaster

@@ -23,14 +23,23 @@ struct worker_answer {
   step_profile profile;                   // where the wall time went, by the worker's steps
 };
 
+class persistent_worker;
+
 // How the parent starts a worker: the blaster executable and the run's scratch folder.
 struct worker_launcher {
   std::filesystem::path executable;
   std::filesystem::path dir;
+  // A worker kept between evaluations (`blaster __worker --serve`), or none. It serves the gate
+  // and the timing, which a loop repeats for every candidate; the other phases, and any run
+  // under a wrapper, get a process of their own.
+  persistent_worker* kept = nullptr;
   // Runs the request in a supervised child; `wrapper` (a program and its arguments, such as
   // compute-sanitizer's) runs the worker under it.
   [[nodiscard]] worker_answer run(const worker_request& request, std::chrono::milliseconds deadline,
                                   const std::vector<std::string>& wrapper = {}) const;
 };
+
+// The arguments that start a kept worker.
+std::vector<std::string> kept_worker_argv(const std::filesystem::path& executable);
 
 }  // namespace blaster

@@ -19,7 +19,9 @@ void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& w
                                "diagnosis)",
                                what));
   command.add_option("--seed", flags.seed,
-                     fmt::format("input seed of every {} (default: drawn per {})", what, what));
+                     fmt::format("input seed of every {} (default: drawn once per run, never "
+                                 "sent out)",
+                                 what));
 }
 
 std::string judge_flags_text(const judge_flags& flags) {

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   using namespace blaster::cli;
   // Internal: the child process in which the harness runs each candidate's kernels.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") {
+    if (std::string_view(argv[2]) == "--serve") return blaster::serve_gate_worker();
     return blaster::run_gate_worker(argv[2]);
   }
   // Internal: the child process in which NVRTC compiles one candidate, under the limits.

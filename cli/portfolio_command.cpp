@@ -101,7 +101,8 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
     store records(resolve_home(global.home));
     // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
-    const std::vector<portfolio_outcome> outcomes = run_portfolio(s, options, records, run_bench);
+    const std::vector<portfolio_outcome> outcomes = run_portfolio(
+        s, options, records, [](const bench_options& o, store& r) { return run_bench(o, r); });
     const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {

@@ -66,6 +66,7 @@ nlohmann::json to_json(const attempt& a) {
       {"reply_sha256", a.reply_sha256},
   };
   if (a.sessions > 0) j["sessions"] = a.sessions;
+  if (!a.phase_ms.empty()) j["phase_ms"] = a.phase_ms;
   put_optional(j, "parent", a.parent);
   put_optional(j, "error_line", a.error_line);
   put_optional(j, "time_us", a.time_us);
@@ -103,6 +104,7 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.kept = j.value("kept", false);
   a.at_s = j.value("at_s", 0.0);
   a.elapsed_s = j.value("elapsed_s", 0.0);
+  a.phase_ms = j.value("phase_ms", std::map<std::string, double>());
   a.bench_run_id = j.value("bench_run_id", std::int64_t{0});
   a.source_sha256 = j.value("source_sha256", std::string());
   a.reply_sha256 = j.value("reply_sha256", std::string());

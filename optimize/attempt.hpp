@@ -48,6 +48,7 @@ struct attempt {
   bool kept = false;      // it became the session's best
   double at_s = 0.0;      // [seconds] since the session started, when the reply came
   double elapsed_s = 0.0; // [seconds] the step's own: waiting for the reply, then judging it
+  std::map<std::string, double> phase_ms;  // [milliseconds] the judging's, by phase (bench's)
   std::int64_t bench_run_id = 0;  // the run that judged it, with all its evidence; 0: none
   std::string source_sha256;      // the candidate's source in the CAS
   std::string reply_sha256;       // the proposer's raw reply in the CAS

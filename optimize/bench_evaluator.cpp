@@ -14,6 +14,7 @@ constexpr std::size_t max_log_chars = 8192;
 
 void fill_outcome(const bench_report& report, attempt& a) {
   a.bench_run_id = report.run_id;
+  a.phase_ms = report.phase_ms;
   const variant_result* fastest = nullptr;
   const variant_result* rejected = nullptr;
   bool any = false;
@@ -69,12 +70,11 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
                                attempt& a) {
   bench_options o = options_;
   o.candidates = {source_file};
-  o.profile_baseline = false;  // a step's diagnosis is its candidate's
   if (a.sessions > 0) o.sessions = a.sessions;
   o.command = fmt::format(
       "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
       source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
-  const bench_report report = run_bench(o, records_);
+  const bench_report report = run_bench(o, records_, &warm_);
   if (report.device) device_ = to_json(*report.device);
   fill_outcome(report, a);
   if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;

@@ -5,26 +5,37 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/warm_bench.hpp"
 #include "optimize/optimize_loop.hpp"
 
 namespace blaster {
 
 // Judges each step as `blaster bench --candidate STEP.cu` does, with the options given (task,
 // case, timing, sessions, counters): a run of its own in the store, whose id the step cites.
-// The options' command is not used: each run records the bench command it stands for.
+// The options' command is not used: each run records the bench command it stands for. The runs
+// form one warm series: the first prepares the worker, the device's ceilings, the gate's data and
+// the baseline's gate, and every later step reuses them; a step whose candidate is rejected
+// times nothing.
 class bench_evaluator final : public step_evaluator {
  public:
   bench_evaluator(bench_options options, store& records)
-      : options_(std::move(options)), records_(records) {}
+      : options_(std::move(options)), records_(records) {
+    options_.time_lone_baseline = false;
+    options_.profile_baseline = false;  // a step's diagnosis is its candidate's
+  }
 
   void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                 attempt& a) override;
   [[nodiscard]] nlohmann::json device() const override { return device_; }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
+  // How many worker processes the series has started: one, and one more after each crash or
+  // timeout.
+  [[nodiscard]] int workers_started() const { return warm_.workers_started(); }
 
  private:
   bench_options options_;
   store& records_;
+  warm_bench warm_{/*keep_worker=*/true};
   nlohmann::json device_ = nullptr;
   std::string cannot_judge_;
 };

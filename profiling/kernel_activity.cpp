@@ -48,8 +48,10 @@ kernel_activity::kernel_activity(bool paused) : paused_(true) {
     const std::lock_guard lock(records_mutex);
     records.clear();
   }
-  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
-              "cuptiActivityRegisterCallbacks");
+  // Once per process: a worker kept between evaluations records the kernels of each.
+  static const CUptiResult registered =
+      cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+  check_cupti(registered, "cuptiActivityRegisterCallbacks");
   if (!paused) resume();
 }
 

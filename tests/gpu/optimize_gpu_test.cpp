@@ -119,6 +119,17 @@ TEST(OptimizeGpu, AScriptedSessionGetsTheStatusEachStepDeserves) {
   EXPECT_LE(*honest.speedup_low, *honest.speedup);
   EXPECT_FALSE(honest.diagnosis.empty());
   EXPECT_EQ(r.steps[0].status, "compileerror");
+  // One kept worker gated and timed every step; the crash and the hang each cost it its life,
+  // and the steps after them were judged by its successor.
+  EXPECT_GE(judge.workers_started(), 3);
+  EXPECT_LE(judge.workers_started(), 5);
+  // What the first step prepared, the later ones reused: no probe, no references.
+  EXPECT_TRUE(r.steps[1].phase_ms.contains("references") ||
+              r.steps[0].phase_ms.contains("references"));
+  EXPECT_FALSE(honest.phase_ms.contains("references"));
+  EXPECT_FALSE(honest.phase_ms.contains("probe"));
+  EXPECT_TRUE(honest.phase_ms.contains("timing"));
+  EXPECT_FALSE(r.steps[1].phase_ms.contains("timing")) << "a rejected step times nothing";
 
   const auto out = home / "trajectory";
   static_cast<void>(export_trajectories(records, {r.run_id}, out, nullptr));

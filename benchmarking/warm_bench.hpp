@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmarking/bench_report.hpp"
+#include "benchmarking/correctness_gate.hpp"
+#include "benchmarking/gate_data.hpp"
+#include "benchmarking/sanitizer_pass.hpp"
+#include "benchmarking/worker_result.hpp"
+#include "core/worker_process.hpp"
+
+namespace blaster {
+
+// A folder for a run's shared inputs and outputs, removed with the object.
+class scratch_folder {
+ public:
+  explicit scratch_folder(std::uint64_t seed);
+  ~scratch_folder();
+  scratch_folder(const scratch_folder&) = delete;
+  scratch_folder& operator=(const scratch_folder&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// What the probe found: the device, its ceilings and launch floors, or why there is no GPU.
+struct probed_device {
+  std::optional<device_probe> probe;
+  std::string unavailable;
+
+  void apply_to(bench_report& report) const;
+};
+
+// What a series of bench runs of one task keeps from its first run, so that each later run
+// costs only its candidate: the device facts and ceilings, the gate's inputs and float64
+// references, the baseline's gate, and (with a kept worker) one worker process that gates and
+// times every variant, each evaluation in a fresh CUDA context of its own. A crash or a timeout
+// ends that worker; the next evaluation starts another. The runs must agree on task, case,
+// timing and root; the first one's seed serves them all. run_bench alone fills it in.
+struct warm_bench {
+  explicit warm_bench(bool keep) : keep_worker(keep) {}
+  warm_bench(const warm_bench&) = delete;
+  warm_bench& operator=(const warm_bench&) = delete;
+
+  // How many worker processes the kept worker has started so far (0 without one).
+  [[nodiscard]] int workers_started() const { return worker ? worker->started() : 0; }
+
+  struct gated_baseline {
+    std::string source_sha256;
+    gate_outcome gate;
+    std::vector<sanitizer_report> sanitizer;
+    worker_request request;  // its timing's, with the outputs its gate left
+  };
+
+  bool keep_worker = false;
+  std::string series;  // what the runs must agree on
+  std::optional<std::uint64_t> seed;
+  // In this order, so that the worker stops before the folder it reads goes.
+  std::optional<scratch_folder> scratch;
+  std::optional<persistent_worker> worker;
+  std::optional<probed_device> probed;
+  std::vector<std::uint64_t> seeds;
+  std::unique_ptr<gate_data> data;
+  std::optional<gated_baseline> baseline;
+};
+
+}  // namespace blaster
