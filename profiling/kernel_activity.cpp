@@ -85,6 +85,7 @@ bool kernel_recorder::start() {
   try {
     if (!activity_) activity_.emplace(/*paused=*/true);
     static_cast<void>(activity_->take());
+    check_cupti(cuptiGetTimestamp(&since_ns_), "cuptiGetTimestamp");
     activity_->resume();
   } catch (const error& e) {
     activity_.reset();
@@ -93,6 +94,7 @@ bool kernel_recorder::start() {
   }
   seen_.clear();
   seen_us_.clear();
+  executions_ = 0;
   return true;
 }
 
@@ -105,8 +107,10 @@ double kernel_recorder::take_us() {
   if (!activity_) return ns;
   for (const kernel_record& r : activity_->take()) {
     if (std::find(ignored_.begin(), ignored_.end(), r.name) != ignored_.end()) continue;
+    if (r.start_ns < since_ns_) continue;
     const auto took = static_cast<double>(r.end_ns - r.start_ns);
     ++seen_[r.name];
+    ++executions_;
     seen_us_[r.name] += took / 1000.0;
     ns += took;
   }

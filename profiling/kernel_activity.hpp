@@ -48,13 +48,16 @@ class kernel_recorder {
   // Kernels of these names (the harness's own, run between samples) are left out.
   explicit kernel_recorder(std::vector<std::string> ignored = {});
 
-  // Forgets what was recorded and records from here; false when CUPTI is unavailable.
+  // Forgets what was recorded and records from here: a record of a kernel that began earlier (a
+  // buffer CUPTI delivers late, of an earlier context of the process) is left out. False when
+  // CUPTI is unavailable.
   bool start();
   void stop();
   // [microseconds] the recorded kernels' device time since start() or the last call.
   double take_us();
 
   [[nodiscard]] const std::map<std::string, int>& seen() const { return seen_; }
+  [[nodiscard]] int executions() const { return executions_; }  // of every kernel since start()
   // [microseconds] each kernel's summed device time since start(), by name.
   [[nodiscard]] const std::map<std::string, double>& seen_us() const { return seen_us_; }
   [[nodiscard]] const std::string& unavailable() const { return unavailable_; }
@@ -62,7 +65,9 @@ class kernel_recorder {
  private:
   std::vector<std::string> ignored_;
   std::optional<kernel_activity> activity_;
+  std::uint64_t since_ns_ = 0;        // CUPTI's clock at start()
   std::map<std::string, int> seen_;  // name -> executions since start()
+  int executions_ = 0;
   std::map<std::string, double> seen_us_;
   std::string unavailable_;  // why CUPTI could not start
 };

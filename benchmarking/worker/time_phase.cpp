@@ -178,7 +178,11 @@ timing_answer run_timing(worker_context& w) {
       const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
       if (!recorded) return event_us;
       w.stream.synchronize();
-      return recorder.take_us();
+      const int before = recorder.executions();
+      const double kernel_us = recorder.take_us();
+      // CUPTI's time only where it saw this launch's kernels and nothing else.
+      const auto seen = static_cast<std::size_t>(recorder.executions() - before);
+      return seen == plan.launches.size() ? kernel_us : event_us;
     };
     poisoned_launches p{.source = recorded ? "CUPTI kernel time" : "CUDA events",
                         .hot_us = timing.cupti.kernel_us,
