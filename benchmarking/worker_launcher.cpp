@@ -20,8 +20,9 @@ worker_answer worker_launcher::run(const worker_request& request,
       dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
   write_file_atomically(request_path, to_json(request).dump());
   worker_outcome outcome;
-  const bool use_kept = kept != nullptr && wrapper.empty() &&
-                        (request.phase == worker_phase::gate || request.phase == worker_phase::time);
+  const bool use_kept =
+      kept != nullptr && wrapper.empty() &&
+      (request.phase == worker_phase::gate || request.phase == worker_phase::time);
   if (use_kept) {
     // The answer ends with its result line; a line that is not JSON cannot be one.
     const auto is_result = [](const std::string& line) {

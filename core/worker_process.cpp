@@ -358,10 +358,10 @@ void persistent_worker::stop() {
   state_->child.end(false, steady::now() + grace, ignored);
 }
 
-worker_outcome persistent_worker::exchange(const std::string& request,
-                                           std::chrono::milliseconds deadline,
-                                           const std::function<bool(const std::string&)>& is_last,
-                                           const std::function<void(const std::string&)>& on_message) {
+worker_outcome persistent_worker::exchange(
+    const std::string& request, std::chrono::milliseconds deadline,
+    const std::function<bool(const std::string&)>& is_last,
+    const std::function<void(const std::string&)>& on_message) {
   if (request.find('\n') != std::string::npos) {
     BLASTER_THROW("a request to a persistent worker is one line; this one has a newline: {:?}",
                   request);

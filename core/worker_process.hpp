@@ -15,8 +15,8 @@ struct worker_outcome {
   // answered: a persistent worker gave its last line for this request and still runs.
   enum class ending { exited, signaled, timed_out, not_started, answered };
   ending how = ending::not_started;
-  int exit_code = -1;  // exited
-  int signal = 0;      // signaled
+  int exit_code = -1;   // exited
+  int signal = 0;       // signaled
   double wall_s = 0.0;  // [seconds] since it started; for a persistent worker, since the request
   // [bytes] its peak resident memory, from wait4's ru_maxrss: an upper bound, since it counts
   // what the parent had resident when it forked, until the child's exec.

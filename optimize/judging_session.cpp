@@ -50,7 +50,10 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
     last_tags_ = p.tags;
     source = p.source;
     a.source_sha256 = records_.cas().put(source);
-    const auto file = result_.folder / fmt::format("step-{}.cu", a.step);
+    // Named by its content: NVRTC writes the file name into what it compiles, so that a source
+    // proposed again (the params search does, round after round) finds its compile cached.
+    const auto file =
+        result_.folder / fmt::format("candidate-{}.cu", a.source_sha256.substr(0, 12));
     write_file_atomically(file, source);
     evaluator_.evaluate(file, result_.run_id, a);
   }

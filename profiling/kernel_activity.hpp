@@ -65,7 +65,7 @@ class kernel_recorder {
  private:
   std::vector<std::string> ignored_;
   std::optional<kernel_activity> activity_;
-  std::uint64_t since_ns_ = 0;        // CUPTI's clock at start()
+  std::uint64_t since_ns_ = 0;       // CUPTI's clock at start()
   std::map<std::string, int> seen_;  // name -> executions since start()
   int executions_ = 0;
   std::map<std::string, double> seen_us_;

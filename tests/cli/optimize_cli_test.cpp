@@ -115,7 +115,9 @@ TEST_F(OptimizeCli, TheParamsProposerScreensEachConfigurationInOneSession) {
   EXPECT_EQ(steps[0].at("sessions"), 1);
   EXPECT_EQ(steps[0].at("tags"), json({"params", "round-1"}));
   if (gpu) {
-    EXPECT_EQ(steps[0].at("variant"), "step-1[VEC=4,BLOCK=128]");
+    EXPECT_EQ(steps[0].at("variant"),
+              "candidate-" + steps[0].at("source_sha256").get<std::string>().substr(0, 12) +
+                  "[VEC=4,BLOCK=128]");
     EXPECT_EQ(steps[1].at("hypothesis"),
               "rmsnorm_vec_regs[VEC=4,BLOCK=256]: round 1 of successive halving, 1 session");
   }
