@@ -394,7 +394,10 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
                                              : options.worker_executable,
                            .dir = kept.scratch->path()};
   if (kept.keep_worker) {
-    if (!kept.worker) kept.worker.emplace(kept_worker_argv(launcher.executable));
+    if (!kept.worker) {
+      kept.worker.emplace(kept_worker_argv(launcher.executable), worker_limits{},
+                          kept_worker_evaluations);
+    }
     launcher.kept = &*kept.worker;
   }
   if (!kept.probed) {

@@ -345,8 +345,12 @@ struct persistent_worker::state {
   supervised_child child;
 };
 
-persistent_worker::persistent_worker(std::vector<std::string> argv, worker_limits limits)
-    : argv_(std::move(argv)), limits_(std::move(limits)), state_(std::make_unique<state>()) {}
+persistent_worker::persistent_worker(std::vector<std::string> argv, worker_limits limits,
+                                     int max_requests)
+    : argv_(std::move(argv)),
+      limits_(std::move(limits)),
+      max_requests_(max_requests),
+      state_(std::make_unique<state>()) {}
 
 persistent_worker::~persistent_worker() { stop(); }
 
@@ -375,16 +379,19 @@ worker_outcome persistent_worker::exchange(
     worker_outcome gone;
     child.end(false, until, gone);
   }
+  if (child.up() && max_requests_ > 0 && answered_ >= max_requests_) stop();
   if (child.up()) {
     child.drop_unread();
   } else {
     if (!child.start(argv_, limits_, true, outcome.error)) return outcome;
     ++started_;
+    answered_ = 0;
   }
   progress step = child.send(request + '\n', until);
   if (step == progress::done) step = child.read_lines(until, is_last, outcome.messages, on_message);
   if (step == progress::done) {
     outcome.how = worker_outcome::ending::answered;
+    ++answered_;
   } else {
     child.end(step == progress::deadline, until, outcome);
   }

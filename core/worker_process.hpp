@@ -60,7 +60,11 @@ worker_outcome run_worker(const std::vector<std::string>& argv, std::chrono::mil
 // thread at a time.
 class persistent_worker {
  public:
-  explicit persistent_worker(std::vector<std::string> argv, worker_limits limits = {});
+  // `max_requests` > 0: a child that has answered that many is replaced before the next, so
+  // that whatever a long-lived process gathers (its libraries' state across many contexts, say)
+  // stays bounded.
+  explicit persistent_worker(std::vector<std::string> argv, worker_limits limits = {},
+                             int max_requests = 0);
   ~persistent_worker();  // stop()
   persistent_worker(const persistent_worker&) = delete;
   persistent_worker& operator=(const persistent_worker&) = delete;
@@ -83,8 +87,10 @@ class persistent_worker {
   struct state;  // the child and its pipes, defined where the machinery is
   std::vector<std::string> argv_;
   worker_limits limits_;
+  int max_requests_ = 0;
   std::unique_ptr<state> state_;
   int started_ = 0;
+  int answered_ = 0;  // by the current child
 };
 
 // The blaster executable this process runs, which its workers, compiles and built-in proposers

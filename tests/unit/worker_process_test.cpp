@@ -154,6 +154,24 @@ TEST(WorkerProcessPersistent, OneChildAnswersRequestsInTurnWithTheirOwnLines) {
   EXPECT_EQ(worker.started(), 1);
 }
 
+TEST(WorkerProcessPersistent, AChildIsReplacedAfterItsShareOfRequests) {
+  // Each answer names the child's pid: three per child, then a fresh one.
+  persistent_worker worker(
+      {"/bin/sh", "-c", "while read line; do echo \"done $$\" >&3; done"}, {}, 3);
+  std::vector<std::string> pids;
+  for (int i = 0; i < 7; ++i) {
+    const auto outcome = worker.exchange("x", 2000ms, done_line);
+    ASSERT_EQ(outcome.how, worker_outcome::ending::answered) << outcome.describe();
+    pids.push_back(word(outcome.messages.at(0), 1));
+  }
+  EXPECT_EQ(worker.started(), 3);
+  EXPECT_EQ(pids[0], pids[2]);
+  EXPECT_NE(pids[2], pids[3]);
+  EXPECT_EQ(pids[3], pids[5]);
+  EXPECT_NE(pids[5], pids[6]);
+  EXPECT_TRUE(process_state(pids[0]).empty()) << "the first child was not reaped";
+}
+
 TEST(WorkerProcessPersistent, LinesAfterTheLastBelongToNoRequest) {
   persistent_worker worker(
       {"/bin/sh", "-c",
