@@ -156,8 +156,8 @@ TEST(WorkerProcessPersistent, OneChildAnswersRequestsInTurnWithTheirOwnLines) {
 
 TEST(WorkerProcessPersistent, AChildIsReplacedAfterItsShareOfRequests) {
   // Each answer names the child's pid: three per child, then a fresh one.
-  persistent_worker worker(
-      {"/bin/sh", "-c", "while read line; do echo \"done $$\" >&3; done"}, {}, 3);
+  persistent_worker worker({"/bin/sh", "-c", "while read line; do echo \"done $$\" >&3; done"}, {},
+                           3);
   std::vector<std::string> pids;
   for (int i = 0; i < 7; ++i) {
     const auto outcome = worker.exchange("x", 2000ms, done_line);
