@@ -89,6 +89,7 @@ worker_request request_for(const bench_options& options, const task_spec& task,
   request.timing = options.timing;
   request.spot_seed = (static_cast<std::uint64_t>(entropy()) << 32U) | entropy();
   request.compile = options.compile;
+  request.counted_runs = options.counted_runs;
   return request;
 }
 

@@ -200,6 +200,7 @@ nlohmann::json to_json(const worker_request& r) {
           {"timing", to_json(r.timing)},
           {"spot_seed", r.spot_seed},
           {"wrapped_profiler", r.wrapped_profiler},
+          {"counted_runs", r.counted_runs},
           {"compile",
            {{"timeout_ms", r.compile.timeout.count()},
             {"memory_bytes", r.compile.memory_bytes},
@@ -236,6 +237,7 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   r.timing = timing_options_from_json(j.at("timing"));
   r.spot_seed = j.at("spot_seed").get<std::uint64_t>();
   r.wrapped_profiler = j.value("wrapped_profiler", false);
+  r.counted_runs = j.value("counted_runs", 5);
   const nlohmann::json& compile = j.at("compile");
   r.compile.timeout = std::chrono::milliseconds(compile.at("timeout_ms").get<std::int64_t>());
   r.compile.memory_bytes = compile.at("memory_bytes").get<std::uint64_t>();

@@ -76,12 +76,9 @@ std::size_t kernel_range(std::size_t launch) {
 }
 std::size_t sweep_range(std::size_t launch) { return kernel_range(launch) + 1; }
 
-// Counts of the whole plan, each with every pass it needs. A memory-bound kernel's stall ratios
-// differ by up to a tenth between two counts, under Nsight Compute as here (lg_throttle of
-// rmsnorm_vec_regs: 1.07 and 1.17); a mean of five narrows that.
-constexpr int counted_runs = 5;
-
 counter_profile run_profile(worker_context& w) {
+  // Counts of the whole plan, each with every pass it needs.
+  const int counted_runs = std::max(1, w.request.counted_runs);
   const gate_check& check = w.request.checks.at(w.request.timed_check);
   const task_case& c = w.task.find_case(check.case_name);
   const resolved_plan plan = resolve_plan(*w.candidate.plan, *w.variant, w.task, c);

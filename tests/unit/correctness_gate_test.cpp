@@ -113,6 +113,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   r.timing.target_sample_ms = 2.5;
   r.outputs_base = 8192;
   r.spot_seed = 99;
+  r.counted_runs = 2;
   const worker_request back = worker_request_from_json(nlohmann::json::parse(to_json(r).dump()));
   EXPECT_EQ(to_json(back), to_json(r));
   EXPECT_EQ(back.phase, worker_phase::time);
@@ -122,6 +123,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   EXPECT_EQ(back.guard_bytes, std::size_t{32} << 20U);
   EXPECT_EQ(back.timing.max_samples, 17);
   EXPECT_EQ(back.timing.mode, timing_mode::graph);
+  EXPECT_EQ(back.counted_runs, 2);
 }
 
 TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
@@ -203,6 +205,55 @@ TEST(WorkerLauncher, AccountsTheWallTimeToTheWorkersSteps) {
   EXPECT_DOUBLE_EQ(answer.profile.at("run"), 20.0 + 30.0);  // both runs
   EXPECT_DOUBLE_EQ(answer.profile.at("inspect"), 10.0);
   EXPECT_GE(answer.profile.at("process"), 0.0);
+}
+
+// A stand-in kept worker: one process answers request after request of the gate and the timing,
+// each on its own lines; after a failure it is stopped, and the next request starts another. The
+// other phases still get a process of their own.
+TEST(WorkerLauncher, AKeptWorkerServesGateAndTimingUntilAFailure) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("blaster-kept-launcher-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto script = dir / "worker.sh";
+  {
+    std::ofstream out(script);
+    // --serve: request paths on stdin, each answered in turn; a variant named "fails" is answered
+    // with a failure. A request file as argument: a one-shot worker.
+    out << R"(#!/bin/sh
+[ "$2" = --serve ] || { echo '{"result":{"checks":[]},"ms":1}' >&3; exit 0; }
+while read path; do
+  if grep -q '"variant":"fails"' "$path"; then
+    echo '{"result":{"checks":[],"failure":{"reason":"crash","message":"x"}},"ms":1}' >&3
+  else
+    echo '{"result":{"checks":[]},"ms":1}' >&3
+  fi
+done
+)";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  persistent_worker kept(kept_worker_argv(script));
+  const worker_launcher launcher{.executable = script, .dir = dir, .kept = &kept};
+  worker_request request;
+  auto run = [&](worker_phase phase, const std::string& variant) {
+    request.phase = phase;
+    request.variant = variant;
+    return launcher.run(request, std::chrono::milliseconds(10'000));
+  };
+  for (const auto phase : {worker_phase::gate, worker_phase::time, worker_phase::gate}) {
+    const worker_answer answer = run(phase, "k");
+    ASSERT_TRUE(answer.result.has_value()) << answer.why;
+    EXPECT_FALSE(answer.result->failure.has_value());
+  }
+  EXPECT_EQ(kept.started(), 1);
+  EXPECT_TRUE(run(worker_phase::profile, "k").result.has_value());
+  EXPECT_EQ(kept.started(), 1) << "the counters are taken in a process of their own";
+  const worker_answer failed = run(worker_phase::time, "fails");
+  ASSERT_TRUE(failed.result.has_value()) << failed.why;
+  EXPECT_TRUE(failed.result->failure.has_value());
+  EXPECT_FALSE(kept.running()) << "a worker that failed is not asked again";
+  EXPECT_TRUE(run(worker_phase::gate, "k").result.has_value());
+  EXPECT_EQ(kept.started(), 2);
+  std::filesystem::remove_all(dir);
 }
 
 class GateData : public ::testing::Test {
