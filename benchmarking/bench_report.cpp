@@ -194,6 +194,7 @@ json to_json(const bench_report& report) {
       {"seeds", report.seeds},
       {"warnings", report.warnings},
       {"deadline_s", report.deadline_s},
+      {"kept_worker", report.kept_worker},
       {"timing", timing},
       {"gpu", report.gpu},
       {"gpu_unavailable", report.gpu_unavailable},
@@ -235,6 +236,7 @@ bench_report bench_report_from_json(const json& j) {
   r.seeds = j.value("seeds", std::vector<std::uint64_t>());
   r.warnings = j.value("warnings", std::vector<std::string>());
   r.deadline_s = j.value("deadline_s", 0.0);
+  r.kept_worker = j.value("kept_worker", false);
   r.timing = timing_options_from_json(j.at("timing"));
   r.gpu = j.value("gpu", false);
   r.gpu_unavailable = j.value("gpu_unavailable", std::string());

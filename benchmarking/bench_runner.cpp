@@ -378,12 +378,8 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
   report.home = records.home().string();
   warm_bench cold(/*keep_worker=*/false);
   warm_bench& kept = warm != nullptr ? *warm : cold;
-  const std::string series = fmt::format("{} case '{}' {} {}", task.name, options.timed_case,
-                                         to_string(options.timing.mode), options.root.string());
-  if (kept.seed && kept.series != series) {
-    BLASTER_THROW("a warm bench series of {} cannot run {}", kept.series, series);
-  }
-  kept.series = series;
+  kept.join(fmt::format("{} case '{}' {} {}", task.name, options.timed_case,
+                        to_string(options.timing.mode), options.root.string()));
   if (!kept.seed) {
     std::random_device entropy;  // a seed no candidate can predict
     kept.seed = options.seed.value_or((static_cast<std::uint64_t>(entropy()) << 32U) | entropy());
@@ -394,13 +390,8 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
                                              ? this_executable()
                                              : options.worker_executable,
                            .dir = kept.scratch->path()};
-  if (kept.keep_worker) {
-    if (!kept.worker) {
-      kept.worker.emplace(kept_worker_argv(launcher.executable), worker_limits{},
-                          kept_worker_evaluations);
-    }
-    launcher.kept = &*kept.worker;
-  }
+  launcher.kept = kept.kept_worker(launcher.executable);
+  report.kept_worker = launcher.kept != nullptr;
   if (!kept.probed) {
     const phase_timer timer(report.phase_ms, "probe");
     kept.probed = probe(launcher);

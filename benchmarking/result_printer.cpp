@@ -115,9 +115,11 @@ std::vector<std::string> bench_notes(const bench_report& report,
   }
   notes.push_back(fmt::format(
       "* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}; a large "
-      "case only when it is timed, with the run seed); each evaluation in its own process, "
-      "deadline {:.1f} s.",
-      report.seeds.size(), report.seed, report.deadline_s));
+      "case only when it is timed, with the run seed); each evaluation in {}, deadline {:.1f} s.",
+      report.seeds.size(), report.seed,
+      report.kept_worker ? "a CUDA context of its own in the loop's kept worker process"
+                         : "its own process",
+      report.deadline_s));
   notes.push_back(fmt::format("Run {} recorded in {} ({:.1f} s).", report.run_id, report.home,
                               report.wall_ms / 1000.0));
   return notes;

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/worker_launcher.hpp"
+#include "core/error.hpp"
+
 namespace blaster {
 
 scratch_folder::scratch_folder(std::uint64_t seed)
@@ -15,6 +18,19 @@ scratch_folder::scratch_folder(std::uint64_t seed)
 scratch_folder::~scratch_folder() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+void warm_bench::join(const std::string& what) {
+  if (seed && series != what)
+    BLASTER_THROW("a warm bench series of {} cannot run {}", series, what);
+  series = what;
+}
+
+persistent_worker* warm_bench::kept_worker(const std::filesystem::path& executable) {
+  if (!keep_worker) return nullptr;
+  if (!worker)
+    worker.emplace(kept_worker_argv(executable), worker_limits{}, kept_worker_evaluations);
+  return &*worker;
 }
 
 void probed_device::apply_to(bench_report& report) const {

@@ -48,6 +48,10 @@ struct warm_bench {
   warm_bench(const warm_bench&) = delete;
   warm_bench& operator=(const warm_bench&) = delete;
 
+  // Names the series at its first run; a later run of another series is a harness error.
+  void join(const std::string& what);
+  // The kept worker, started at its first use; none unless keep_worker.
+  persistent_worker* kept_worker(const std::filesystem::path& executable);
   // How many worker processes the kept worker has started so far (0 without one).
   [[nodiscard]] int workers_started() const { return worker ? worker->started() : 0; }
 
