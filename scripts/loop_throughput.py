@@ -22,6 +22,11 @@ HEADER = re.compile(r"/\*\s*blaster\s*(\{.*?\})\s*\*/", re.S)
 PHASES = ["probe", "references", "compile", "gate", "timing", "counters"]
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def pinned(source):
     """The candidate with every param reduced to its first value: one variant."""
     match = HEADER.search(source)
@@ -34,7 +39,7 @@ def pinned(source):
 
 def propose(source_file, fresh):
     """The proposer side: one reply per request line, until the input ends."""
-    source = open(source_file).read()
+    source = read(source_file)
     for step, _ in enumerate(sys.stdin, start=1):
         text = source + (f"\n// step {step}\n" if fresh else "")
         print(json.dumps({"source": text, "hypothesis": "the same kernel again", "tags": ["throughput"]}),
@@ -90,7 +95,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="blaster-throughput-") as scratch:
         args.pinned_file = os.path.join(scratch, os.path.basename(args.candidate))
         with open(args.pinned_file, "w") as f:
-            f.write(pinned(open(args.candidate).read()))
+            f.write(pinned(read(args.candidate)))
         rows = []
         for name, fresh in (("cached compile", False), ("compiled every step", True)):
             home = os.path.join(scratch, name.split()[0])
