@@ -31,8 +31,8 @@ class bench_evaluator final : public step_evaluator {
                 attempt& a) override;
   [[nodiscard]] nlohmann::json device() const override { return device_; }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
-  // How many worker processes the series has started: one, and one more after each crash or
-  // timeout.
+  // How many worker processes the series has started: one, one more after each crash or timeout,
+  // and one per kept_worker_evaluations evaluations.
   [[nodiscard]] int workers_started() const { return warm_.workers_started(); }
 
  private:
