@@ -70,7 +70,6 @@ struct warm_bench {
   std::optional<scratch_folder> scratch;
   std::optional<persistent_worker> worker;
   std::optional<probed_device> probed;
-  std::vector<std::uint64_t> seeds;
   std::unique_ptr<gate_data> data;
   std::optional<gated_baseline> baseline;
 };
