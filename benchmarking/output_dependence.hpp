@@ -17,6 +17,10 @@ struct poisoned_launches {
   std::string source{};               // "CUPTI kernel time" or "CUDA events"
   std::vector<double> control_us{};   // [microseconds] one per launch
   std::vector<double> poisoned_us{};  // [microseconds]
+  // [microseconds] the CUDA events around each launch: a CUPTI time is taken only where the
+  // record is this launch's alone and fits inside them, the events' otherwise.
+  std::vector<double> control_event_us{};
+  std::vector<double> poisoned_event_us{};
   double hot_us = 0.0;                // [microseconds] per launch; 0 when CUPTI saw nothing
   std::int64_t footprint_bytes = 0;   // [bytes] every buffer of one run of the plan
   std::int64_t poisoned_bytes = 0;    // [bytes] what each poisoning (and control write) writes
@@ -25,6 +29,11 @@ struct poisoned_launches {
 
 nlohmann::json to_json(const poisoned_launches& p);
 poisoned_launches poisoned_launches_from_json(const nlohmann::json& j);
+
+// [microseconds] one launch of the plan: CUPTI's kernel time where its records since the launch
+// are the plan's kernels alone (`seen` of `planned`) and fit inside the CUDA events around it,
+// the events' time otherwise. A record longer than the events cannot be this launch's alone.
+double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::size_t planned);
 
 // [microseconds] the most a launch can slow down because a write of `poisoned_bytes` before it
 // evicted data that back-to-back launches would have found in the L2: the evictable data moved

@@ -171,18 +171,20 @@ timing_answer run_timing(worker_context& w) {
     const bool recorded = recorder.start();
     cuda::event start;
     cuda::event stop;
-    auto one_launch_us = [&](std::size_t k) {
+    // [microseconds] one launch, its events' time beside it.
+    auto launch_us = [&](std::size_t k, std::vector<double>& events) {
       start.record(w.stream);
       enqueue(w.stream.get(), static_cast<int>(k));
       stop.record(w.stream);
       const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
+      events.push_back(event_us);
       if (!recorded) return event_us;
       w.stream.synchronize();
       const int before = recorder.executions();
       const double kernel_us = recorder.take_us();
-      // CUPTI's time only where it saw this launch's kernels and nothing else.
-      const auto seen = static_cast<std::size_t>(recorder.executions() - before);
-      return seen == plan.launches.size() ? kernel_us : event_us;
+      return one_launch_us(event_us, kernel_us,
+                           static_cast<std::size_t>(recorder.executions() - before),
+                           plan.launches.size());
     };
     poisoned_launches p{.source = recorded ? "CUPTI kernel time" : "CUDA events",
                         .hot_us = timing.cupti.kernel_us,
@@ -192,9 +194,9 @@ timing_answer run_timing(worker_context& w) {
     for (int i = 0; i < poisoned_pairs; ++i) {
       const std::size_t k = static_cast<std::size_t>(i) % sets.size();
       elsewhere.fill_u32(w.request.canary_pattern, w.stream.get());
-      p.control_us.push_back(one_launch_us(k));
+      p.control_us.push_back(launch_us(k, p.control_event_us));
       poison(w, sets[k]);
-      p.poisoned_us.push_back(one_launch_us(k));
+      p.poisoned_us.push_back(launch_us(k, p.poisoned_event_us));
       if (!checks.poisoned_stale) checks.poisoned_stale = stale_set(k);
     }
     recorder.stop();

@@ -59,6 +59,8 @@ poisoned_launches poisoned() {
   return {.source = "CUPTI kernel time",
           .control_us = {10.0, 10.1},
           .poisoned_us = {10.2, 10.0},
+          .control_event_us = {10.4, 10.5},
+          .poisoned_event_us = {10.6, 10.3},
           .hot_us = 9.8,
           .footprint_bytes = 1 << 20,
           .poisoned_bytes = 1 << 19,
