@@ -72,7 +72,10 @@ def summarize(name, result):
     for phase in PHASES:
         row[phase] = statistics.mean(s.get("phase_ms", {}).get(phase, 0.0) for s in later)
     row["other"] = 1000.0 * per_step - sum(row[p] for p in PHASES)
-    row["speedup"] = statistics.median(s["speedup"] for s in later)
+    speedups = [s["speedup"] for s in later if s.get("speedup") is not None]
+    if len(speedups) < len(later):
+        sys.exit(f"{name}: {len(later) - len(speedups)} steps passed without a speedup")
+    row["speedup"] = statistics.median(speedups)
     return row
 
 
@@ -88,6 +91,7 @@ def main():
     parser.add_argument("--sessions", type=int, default=2, help="timing sessions per step")
     parser.add_argument("--no-profile", action="store_true", help="steps without counters")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--save", metavar="DIR", help="also write each run's optimize --json there")
     args = parser.parse_args()
     if args.propose:
         return propose(args.propose, args.fresh)
@@ -100,6 +104,10 @@ def main():
         for name, fresh in (("cached compile", False), ("compiled every step", True)):
             home = os.path.join(scratch, name.split()[0])
             result = run(args, fresh, home)
+            if args.save:
+                os.makedirs(args.save, exist_ok=True)
+                with open(os.path.join(args.save, name.split()[0] + ".json"), "w") as f:
+                    json.dump(result, f, indent=1)
             rows.append(summarize(name, result))
     device = result.get("device") or {}
     if args.json:
