@@ -42,11 +42,34 @@ double decode_f16_bits(std::uint16_t bits) {
   return table[bits];
 }
 
+// x / y where y may be 0: an exact element is 0, any other infinitely far.
+double ratio(double x, double y) {
+  if (x == 0.0) return 0.0;
+  return y > 0.0 ? x / y : INFINITY;
+}
+
+// A finite element's error in units of the tolerance: right at most 1. A quantized format's
+// element is right when some value within the tolerance of the reference stores as it: the
+// next step is right only where the reference lies within the tolerance of the rounding boundary
+// (storing is monotonic, so those values are the steps from the store of r - tol to that of
+// r + tol).
+double tolerance_units(dtype type, double c, double r, const tolerance& tol) {
+  const double allowed = tol.atol + tol.rtol * std::fabs(r);
+  if (!is_quantized(type)) return ratio(std::fabs(c - r), allowed);
+  const double above = std::max(stored_value(type, r + allowed) - r, 0.0);
+  const double below = std::max(r - stored_value(type, r - allowed), 0.0);
+  return c >= r ? ratio(c - r, above) : ratio(r - c, below);
+}
+
 template <class Decode>
-error_metrics compare_elements(std::string buffer, std::size_t width, bool integer,
-                               std::span<const std::byte> candidate,
+error_metrics compare_elements(std::string buffer, dtype type, std::span<const std::byte> candidate,
                                std::span<const double> reference, const tolerance& tol,
                                Decode decode) {
+  const std::size_t width = size_of(type);
+  const bool integer = !is_floating(type);
+  const bool quantized = is_quantized(type);
+  // A poison that is a value an honest kernel may write there: an integer, or fp8_e4m3's NaN.
+  const bool poison_is_a_value = integer || type == dtype::fp8_e4m3;
   error_metrics total;
   total.buffer = std::move(buffer);
   total.elements = static_cast<std::int64_t>(reference.size());
@@ -58,16 +81,21 @@ error_metrics compare_elements(std::string buffer, std::size_t width, bool integ
     for (std::int64_t i = begin; i < end; ++i) {
       const decoded d = decode(candidate.data() + static_cast<std::size_t>(i) * width);
       const double r = reference[static_cast<std::size_t>(i)];
-      // An integer poison is a value an honest kernel could write: where the reference is that
-      // value, the element is right whether it was written or not.
-      if (d.poison && !(integer && d.value == r)) {
+      const double c = d.value;
+      // Where such a poison is the right answer, the element is right whether it was written or
+      // not.
+      if (d.poison &&
+          !(poison_is_a_value &&
+            (quantized ? (std::isnan(r) && std::isnan(c)) || tolerance_units(type, c, r, tol) <= 1.0
+                       : c == r))) {
         ++part.unwritten;
         continue;
       }
-      const double c = d.value;
       if (!std::isfinite(r)) {
-        // The reference itself overflowed or is undefined: demand the same non-finite value.
-        const bool same = (std::isnan(r) && std::isnan(c)) || r == c;
+        // The reference itself overflowed or is undefined: demand the same non-finite value, or
+        // what a quantization format stores for it (its largest finite value, for infinity).
+        const double want = quantized ? stored_value(type, r) : r;
+        const bool same = (std::isnan(want) && std::isnan(c)) || want == c;
         errors.add(same ? 0.0 : INFINITY);
         if (!same) {
           ++part.mismatches;
@@ -82,9 +110,7 @@ error_metrics compare_elements(std::string buffer, std::size_t width, bool integ
         continue;
       }
       const double abs_error = std::fabs(c - r);
-      const double allowed = tol.atol + tol.rtol * std::fabs(r);
-      // With a zero tolerance an exact element is 0, not 0/0.
-      const double normalized = abs_error == 0.0 ? 0.0 : abs_error / allowed;
+      const double normalized = tolerance_units(type, c, r, tol);
       part.max_abs = std::max(part.max_abs, abs_error);
       if (r != 0.0) part.max_rel = std::max(part.max_rel, abs_error / std::fabs(r));
       errors.add(normalized);
@@ -116,10 +142,9 @@ error_metrics compare_elements(std::string buffer, std::size_t width, bool integ
 error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poison,
                              std::span<const std::byte> candidate,
                              std::span<const double> reference, const tolerance& tol) {
-  const bool integer = !is_floating(type);
   if (type == dtype::f16) {
     const auto poison16 = static_cast<std::uint16_t>(poison & 0xFFFFU);
-    return compare_elements(std::move(buffer), 2, integer, candidate, reference, tol,
+    return compare_elements(std::move(buffer), type, candidate, reference, tol,
                             [poison16](const std::byte* element) {
                               std::uint16_t bits;
                               std::memcpy(&bits, element, sizeof bits);
@@ -127,8 +152,7 @@ error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poiso
                             });
   }
   return compare_elements(
-      std::move(buffer), size_of(type), integer, candidate, reference, tol,
-      [type, poison](const std::byte* element) {
+      std::move(buffer), type, candidate, reference, tol, [type, poison](const std::byte* element) {
         return decoded{is_poison(type, poison, element), load_as_double(type, element)};
       });
 }

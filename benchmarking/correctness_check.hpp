@@ -42,7 +42,9 @@ struct error_metrics {
 };
 
 // Compares on all cores. Elements that still hold the run's poison pattern (poison_pattern of
-// the type and the run's seed) count as unwritten, not as NaN.
+// the type and the run's seed) count as unwritten, not as NaN. An element of a quantization
+// format is right when some value within the tolerance of the reference stores as it (the next
+// step only near a rounding boundary); others are right within the tolerance of the reference.
 error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poison,
                              std::span<const std::byte> candidate,
                              std::span<const double> reference, const tolerance& tol);

@@ -1,14 +1,21 @@
 #include "core/dtype.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 namespace blaster {
 
 std::size_t size_of(dtype type) {
   switch (type) {
+    case dtype::fp8_e4m3:
+    case dtype::fp8_e5m2:
+    case dtype::i8:
+      return 1;
     case dtype::f16:
     case dtype::bf16:
       return 2;
@@ -36,18 +43,31 @@ std::string_view name_of(dtype type) {
       return "i32";
     case dtype::i64:
       return "i64";
+    case dtype::fp8_e4m3:
+      return "fp8_e4m3";
+    case dtype::fp8_e5m2:
+      return "fp8_e5m2";
+    case dtype::i8:
+      return "i8";
   }
   return "?";
 }
 
 std::optional<dtype> parse_dtype(std::string_view name) {
-  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64, dtype::i32, dtype::i64}) {
+  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64, dtype::i32, dtype::i64,
+                  dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8}) {
     if (name_of(t) == name) return t;
   }
   return std::nullopt;
 }
 
-bool is_floating(dtype type) { return type != dtype::i32 && type != dtype::i64; }
+bool is_floating(dtype type) {
+  return type != dtype::i32 && type != dtype::i64 && type != dtype::i8;
+}
+
+bool is_quantized(dtype type) {
+  return type == dtype::fp8_e4m3 || type == dtype::fp8_e5m2 || type == dtype::i8;
+}
 
 namespace {
 template <class T>
@@ -59,6 +79,20 @@ T load(const std::byte* p) {
 template <class T>
 void store(T value, std::byte* p) {
   std::memcpy(p, &value, sizeof(T));
+}
+
+__nv_fp8_interpretation_t fp8_kind(dtype type) {
+  return type == dtype::fp8_e4m3 ? __NV_E4M3 : __NV_E5M2;
+}
+
+double load_fp8(dtype type, const std::byte* p) {
+  return static_cast<double>(
+      __half2float(__half(__nv_cvt_fp8_to_halfraw(load<__nv_fp8_storage_t>(p), fp8_kind(type)))));
+}
+
+std::int8_t saturated_i8(double value) {
+  if (std::isnan(value)) return 0;
+  return static_cast<std::int8_t>(std::clamp(std::nearbyint(value), -128.0, 127.0));
 }
 }  // namespace
 
@@ -76,6 +110,11 @@ double load_as_double(dtype type, const std::byte* element) {
       return static_cast<double>(load<std::int32_t>(element));
     case dtype::i64:
       return static_cast<double>(load<std::int64_t>(element));
+    case dtype::fp8_e4m3:
+    case dtype::fp8_e5m2:
+      return load_fp8(type, element);
+    case dtype::i8:
+      return static_cast<double>(load<std::int8_t>(element));
   }
   return 0.0;
 }
@@ -100,7 +139,20 @@ void store_from_double(dtype type, double value, std::byte* element) {
     case dtype::i64:
       store(static_cast<std::int64_t>(value), element);
       return;
+    case dtype::fp8_e4m3:
+    case dtype::fp8_e5m2:
+      store(__nv_cvt_double_to_fp8(value, __NV_SATFINITE, fp8_kind(type)), element);
+      return;
+    case dtype::i8:
+      store(saturated_i8(value), element);
+      return;
   }
+}
+
+double stored_value(dtype type, double value) {
+  std::byte element[8] = {};
+  store_from_double(type, value, element);
+  return load_as_double(type, element);
 }
 
 namespace {
@@ -130,6 +182,7 @@ std::uint32_t random_nan(std::uint64_t r, int payload_bits, int exponent_bits) {
 }
 
 std::uint32_t twice(std::uint32_t half) { return (half << 16U) | half; }
+std::uint32_t four_times(std::uint32_t byte) { return byte * 0x01010101U; }
 
 }  // namespace
 
@@ -154,6 +207,12 @@ std::uint32_t poison_pattern(dtype type, std::uint64_t seed) {
     case dtype::i32:
     case dtype::i64:
       return 0x80000000U | static_cast<std::uint32_t>(r);
+    case dtype::fp8_e4m3:  // S.1111.111, the format's only NaN
+      return four_times((static_cast<std::uint32_t>(r >> 40U) & 1U) << 7U | 0x7FU);
+    case dtype::fp8_e5m2:  // S.11111.01: a NaN, but not the 0x7F its conversions make
+      return four_times((static_cast<std::uint32_t>(r >> 40U) & 1U) << 7U | 0x7DU);
+    case dtype::i8:
+      return four_times(0x80U | (static_cast<std::uint32_t>(r) & 0x7FU));
   }
   return 0;
 }

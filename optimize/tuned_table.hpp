@@ -20,11 +20,11 @@ namespace blaster {
 // The best configuration at one size.
 struct tuned_entry {
   std::int64_t size = 0;
-  std::map<std::string, std::string> params;  // param name -> value, as the plan spells it
+  std::map<std::string, std::string> params{};  // param name -> value, as the plan spells it
   // [microseconds] What blaster measured there; absent in an engine's table.
-  std::optional<double> time_us;
-  std::optional<std::pair<double, double>> interval_us;  // the time's 95% interval
-  std::optional<double> default_time_us;  // the candidate's default configuration, same run
+  std::optional<double> time_us{};
+  std::optional<std::pair<double, double>> interval_us{};  // the time's 95% interval
+  std::optional<double> default_time_us{};  // the candidate's default configuration, same run
 };
 
 struct tuned_table {

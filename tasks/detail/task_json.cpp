@@ -46,7 +46,9 @@ class reader : public json_reader {
     const std::string name = text(object, where, key);
     if (auto t = parse_dtype(name)) return *t;
     fail(fmt::format("{}.{}", where, key),
-         fmt::format("unknown type \"{}\" (known: f16, bf16, f32, f64, i32, i64)", name));
+         fmt::format("unknown type \"{}\" (known: f16, bf16, f32, f64, i32, i64, fp8_e4m3, "
+                     "fp8_e5m2, i8)",
+                     name));
   }
 };
 
@@ -150,6 +152,12 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
     symbol_spec spec;
     spec.name = name;
     spec.type = r.type(s, where, "type");
+    if (is_quantized(spec.type)) {
+      r.fail(where + ".type",
+             fmt::format("{} is a storage format for buffers; a symbol is i32, i64, f32 or f64 "
+                         "(a scale is a buffer of one element)",
+                         name_of(spec.type)));
+    }
     if (s.contains("value")) spec.value = r.symbol_value(s["value"], spec.type, where + ".value");
     task.symbols.push_back(spec);
   }
@@ -221,8 +229,8 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
     const std::string mode = r.text(j["timing"], "timing", "mode");
     task.timing_mode = parse_timing_mode(mode);
     if (!task.timing_mode) {
-      r.fail("timing.mode", fmt::format("\"{}\" is not a timing mode ({})", mode,
-                                        timing_mode_choices()));
+      r.fail("timing.mode",
+             fmt::format("\"{}\" is not a timing mode ({})", mode, timing_mode_choices()));
     }
   }
 

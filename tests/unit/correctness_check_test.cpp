@@ -267,6 +267,65 @@ TEST(CorrectnessCheckLarge, ParallelCountsMatchASerialExpectation) {
   }
 }
 
+// A quantized output is right when it is what a value within the tolerance of the float64
+// reference stores as: the neighbouring step only where the reference is that close to the
+// rounding boundary between the two. fp8_e4m3 steps by 1/8 between 1 and 2, so 1.0625 is the
+// boundary between 1 and 1.125.
+TEST(CorrectnessCheckQuantized, TheNextStepIsRightOnlyNearARoundingBoundary) {
+  const tolerance one_percent{.profile = "test", .atol = 0.0, .rtol = 0.01};
+  const dtype e4m3 = dtype::fp8_e4m3;
+  // 1.06 is within 1% of the boundary: both neighbours are right.
+  EXPECT_EQ(compare(e4m3, bytes_of(e4m3, {1.0, 1.125}), {1.06, 1.06}, one_percent).mismatches, 0);
+  // 1.02 is not: only 1 is.
+  const error_metrics far = compare(e4m3, bytes_of(e4m3, {1.0, 1.125}), {1.02, 1.02}, one_percent);
+  EXPECT_EQ(far.mismatches, 1);
+  ASSERT_FALSE(far.worst.empty());
+  EXPECT_EQ(far.worst[0].index, 1);
+  EXPECT_EQ(far.worst[0].normalized_error, INFINITY) << "no value within 1% of 1.02 stores as it";
+  // Without a tolerance only the correctly rounded value is right, near the boundary or not.
+  const tolerance exact{.profile = "test", .atol = 0.0, .rtol = 0.0};
+  EXPECT_EQ(compare(e4m3, bytes_of(e4m3, {1.0, 1.125}), {1.06, 1.06}, exact).mismatches, 1);
+  // Two steps off is wrong however near a boundary: 1.25 is not a neighbour of 1.06.
+  EXPECT_EQ(compare(e4m3, bytes_of(e4m3, {1.25}), {1.06}, one_percent).mismatches, 1);
+  // Saturation: the largest finite value is right for anything beyond it, infinity included.
+  EXPECT_EQ(compare(e4m3, bytes_of(e4m3, {448.0, 448.0}), {1000.0, inf}, exact).mismatches, 0);
+}
+
+TEST(CorrectnessCheckQuantized, I8RoundsHalfToEvenAndAToleranceWidensOnlyTheBoundary) {
+  const tolerance exact{.profile = "test", .atol = 0.0, .rtol = 0.0};
+  const tolerance near{.profile = "test", .atol = 0.01, .rtol = 0.0};
+  const dtype i8 = dtype::i8;
+  EXPECT_EQ(compare(i8, bytes_of(i8, {2.0, 4.0}), {2.5, 3.5}, exact).mismatches, 0);
+  EXPECT_EQ(compare(i8, bytes_of(i8, {3.0, 3.0}), {2.5, 3.5}, exact).mismatches, 2);
+  EXPECT_EQ(compare(i8, bytes_of(i8, {3.0, 3.0}), {2.5, 3.5}, near).mismatches, 0);
+  EXPECT_EQ(compare(i8, bytes_of(i8, {3.0}), {2.4}, near).mismatches, 1);
+  EXPECT_EQ(compare(i8, bytes_of(i8, {127.0, -128.0}), {300.0, -1e9}, exact).mismatches, 0);
+}
+
+// fp8_e4m3's poison is its NaN: unwritten where the reference is finite, right where it is NaN.
+// fp8_e5m2's and i8's follow the rules of floats and integers.
+TEST(CorrectnessCheckQuantized, PoisonIsUnwrittenUnlessItIsTheAnswer) {
+  for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8}) {
+    auto candidate = bytes_of(t, {1.0, 2.0, 0.0});
+    poison(t, candidate, 1);
+    const error_metrics m = compare(t, candidate, {1.0, 2.0, 0.0});
+    EXPECT_EQ(m.unwritten, 1) << name_of(t);
+    EXPECT_EQ(to_string(failure_reason(m)), "unwritten_output") << name_of(t);
+  }
+  auto e4m3 = bytes_of(dtype::fp8_e4m3, {1.0, 0.0});
+  poison(dtype::fp8_e4m3, e4m3, 1);
+  const error_metrics nan_wanted = compare(dtype::fp8_e4m3, e4m3, {1.0, runtime_nan()});
+  EXPECT_EQ(nan_wanted.unwritten, 0);
+  EXPECT_EQ(nan_wanted.mismatches, 0);
+  // i8's poison where the reference rounds to it is right.
+  const double poison_value =
+      static_cast<double>(static_cast<std::int8_t>(poison_pattern(dtype::i8, seed) & 0xFFU));
+  auto i8 = bytes_of(dtype::i8, {0.0});
+  poison(dtype::i8, i8, 0);
+  EXPECT_EQ(compare(dtype::i8, i8, {poison_value + 0.25}).unwritten, 0);
+  EXPECT_EQ(compare(dtype::i8, i8, {poison_value + 3.0}).unwritten, 1);
+}
+
 TEST(CorrectnessCheckIntegers, APoisonEqualToTheReferenceIsRight) {
   // An integer poison is a value a kernel may write: where the reference is that value the
   // element is right, written or not; elsewhere it is unwritten.

@@ -159,5 +159,83 @@ TEST(Dtype, PoisonLooksOnlyAtItsOwnElement) {
   EXPECT_FALSE(is_poison(dtype::f16, pattern, two + 2));
 }
 
+// The quantization formats, on values worked out by hand from their bit layouts: fp8_e4m3 is
+// S.EEEE.MMM with bias 7 and no infinity (S.1111.111 is NaN, 448 the largest), fp8_e5m2 is
+// S.EEEEE.MM with bias 15 (57344 the largest finite value).
+std::uint8_t byte_of(dtype type, double value) {
+  std::byte element[1];
+  store_from_double(type, value, element);
+  return std::to_integer<std::uint8_t>(element[0]);
+}
+
+TEST(Dtype, QuantizationFormatsAreBytesNamedAsTheIssueSpellsThem) {
+  for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8}) {
+    EXPECT_EQ(size_of(t), 1U);
+    EXPECT_TRUE(is_quantized(t));
+    EXPECT_EQ(parse_dtype(name_of(t)), t);
+  }
+  EXPECT_EQ(name_of(dtype::fp8_e4m3), "fp8_e4m3");
+  EXPECT_EQ(name_of(dtype::fp8_e5m2), "fp8_e5m2");
+  EXPECT_EQ(name_of(dtype::i8), "i8");
+  EXPECT_TRUE(is_floating(dtype::fp8_e4m3));
+  EXPECT_FALSE(is_floating(dtype::i8));
+  EXPECT_FALSE(is_quantized(dtype::f16));
+  EXPECT_FALSE(is_quantized(dtype::i32));
+}
+
+TEST(Dtype, Fp8E4m3RoundsToNearestEvenAndSaturates) {
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, 1.0), 0x38);  // 0.0111.000
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, -1.0), 0xB8);
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, 448.0), 0x7E);  // 0.1111.110, the largest
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, 1000.0), 0x7E) << "saturates, no infinity";
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, -1e300), 0xFE);
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, 0.001953125), 0x01);  // 2^-9, the smallest subnormal
+  // Steps of 1/8 between 1 and 2: halfway rounds to the even mantissa.
+  EXPECT_EQ(stored_value(dtype::fp8_e4m3, 1.0625), 1.0);    // 1.000 | 1.001 -> 1.000
+  EXPECT_EQ(stored_value(dtype::fp8_e4m3, 1.1875), 1.25);   // 1.001 | 1.010 -> 1.010
+  EXPECT_EQ(stored_value(dtype::fp8_e4m3, 1.0626), 1.125);  // past halfway
+  EXPECT_TRUE(std::isnan(stored_value(dtype::fp8_e4m3, runtime_nan())));
+  EXPECT_EQ(byte_of(dtype::fp8_e4m3, runtime_nan()) & 0x7FU, 0x7FU);
+}
+
+TEST(Dtype, Fp8E5m2RoundsToNearestEvenAndSaturates) {
+  EXPECT_EQ(byte_of(dtype::fp8_e5m2, 1.0), 0x3C);      // 0.01111.00
+  EXPECT_EQ(byte_of(dtype::fp8_e5m2, 57344.0), 0x7B);  // 0.11110.11, the largest finite
+  EXPECT_EQ(byte_of(dtype::fp8_e5m2, 1e6), 0x7B) << "saturates rather than become infinity";
+  EXPECT_EQ(stored_value(dtype::fp8_e5m2, 1.125), 1.0);  // 1.00 | 1.01 -> 1.00
+  EXPECT_EQ(stored_value(dtype::fp8_e5m2, 1.375), 1.5);  // 1.01 | 1.10 -> 1.10
+  EXPECT_EQ(stored_value(dtype::fp8_e5m2, 0.0000152587890625), 0.0000152587890625);  // 2^-16
+}
+
+TEST(Dtype, I8RoundsToNearestEvenAndSaturates) {
+  EXPECT_EQ(stored_value(dtype::i8, 2.5), 2.0);
+  EXPECT_EQ(stored_value(dtype::i8, 3.5), 4.0);
+  EXPECT_EQ(stored_value(dtype::i8, -2.5), -2.0);
+  EXPECT_EQ(stored_value(dtype::i8, 2.51), 3.0);
+  EXPECT_EQ(stored_value(dtype::i8, 200.0), 127.0);
+  EXPECT_EQ(stored_value(dtype::i8, -300.0), -128.0);
+  EXPECT_EQ(stored_value(dtype::i8, runtime_nan()), 0.0);
+}
+
+TEST(Dtype, QuantizationPoisonsFillEveryByteAndAvoidWhatConversionsMake) {
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8}) {
+      const std::uint32_t pattern = poison_pattern(t, seed);
+      EXPECT_EQ(pattern, (pattern & 0xFFU) * 0x01010101U) << name_of(t);
+      std::byte element[1] = {static_cast<std::byte>(pattern & 0xFFU)};
+      EXPECT_TRUE(is_poison(t, pattern, element));
+    }
+    // fp8_e4m3 has one NaN per sign; fp8_e5m2's poison is a NaN its conversions never make.
+    const auto e4m3 = poison_pattern(dtype::fp8_e4m3, seed) & 0xFFU;
+    EXPECT_EQ(e4m3 & 0x7FU, 0x7FU);
+    const auto e5m2 = poison_pattern(dtype::fp8_e5m2, seed) & 0xFFU;
+    std::byte poisoned[1] = {static_cast<std::byte>(e5m2)};
+    EXPECT_TRUE(std::isnan(load_as_double(dtype::fp8_e5m2, poisoned)));
+    EXPECT_NE(e5m2, byte_of(dtype::fp8_e5m2, runtime_nan()));
+    EXPECT_NE(e5m2, byte_of(dtype::fp8_e5m2, -runtime_nan()));
+    EXPECT_GE(poison_pattern(dtype::i8, seed) & 0xFFU, 0x80U) << "a negative i8";
+  }
+}
+
 }  // namespace
 }  // namespace blaster

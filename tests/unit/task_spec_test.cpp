@@ -197,6 +197,21 @@ TEST_F(TaskSpecFile, UnknownDtype) {
   refused({"buffers.x.dtype", "\"f17\""});
 }
 
+// Quantized data is stored in buffers; its scales are buffers too, never symbols.
+TEST_F(TaskSpecFile, QuantizationFormatsAreForBuffersOnly) {
+  json j = valid();
+  j["buffers"]["y"]["dtype"] = "fp8_e4m3";
+  j["buffers"]["x"]["dtype"] = "i8";
+  write(j.dump());
+  const task_spec task = load_task(dir_);
+  EXPECT_EQ(task.find_buffer("y")->type, dtype::fp8_e4m3);
+  EXPECT_EQ(task.buffer_bytes(*task.find_buffer("y"), task.canonical()), 8 * 4);
+  j = valid();
+  j["symbols"]["eps"]["type"] = "fp8_e5m2";
+  write(j.dump());
+  refused({"symbols.eps.type", "fp8_e5m2 is a storage format for buffers"});
+}
+
 TEST_F(TaskSpecFile, UnknownBufferRole) {
   json j = valid();
   j["buffers"]["y"]["role"] = "inout";
