@@ -15,19 +15,21 @@ void layernorm_reference(const reference_context& io);
 void matmul_smallk_reference(const reference_context& io);
 void matvec_reference(const reference_context& io);
 void newgelu_reference(const reference_context& io);
+void per_token_quant_reference(const reference_context& io);
 void relu_reference(const reference_context& io);
 void rmsnorm_reference(const reference_context& io);
 void softmax_reference(const reference_context& io);
 void sum_dim1_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 10> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 11> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"gelu", &gelu_reference},
     {"layernorm", &layernorm_reference},
     {"matmul_smallk", &matmul_smallk_reference},
     {"matvec", &matvec_reference},
     {"newgelu", &newgelu_reference},
+    {"per_token_quant", &per_token_quant_reference},
     {"relu", &relu_reference},
     {"rmsnorm", &rmsnorm_reference},
     {"softmax", &softmax_reference},
