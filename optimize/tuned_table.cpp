@@ -31,11 +31,15 @@ std::optional<std::int64_t> size_of_key(std::string_view key) {
   return size;
 }
 
-// A param's value as the table writes it: a number where it is one, as engines' tables do.
+// A param's value as the table writes it: a number where it is one, as engines' tables do, and
+// only where the number reads back as the same text ("007" stays a string).
 json value_json(const std::string& value) {
   std::int64_t integer = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), integer);
-  if (error == std::errc() && end == value.data() + value.size()) return integer;
+  if (error == std::errc() && end == value.data() + value.size() &&
+      std::to_string(integer) == value) {
+    return integer;
+  }
   return value;
 }
 

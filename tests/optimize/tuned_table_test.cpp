@@ -62,7 +62,7 @@ TEST(TunedTable, BlastersTableKeepsItsMeasurementsThroughAWriteAndARead) {
            {"driver", "13000"}};
   t.about = {{"candidate", "rmsnorm_vec_regs.cu"}, {"evidence_sha256", "ab12"}};
   t.entries = {{.size = 1,
-                .params = {{"VEC", "4"}, {"BLOCK", "32"}, {"LAYOUT", "rows"}},
+                .params = {{"VEC", "4"}, {"BLOCK", "32"}, {"LAYOUT", "rows"}, {"TAG", "007"}},
                 .time_us = 2.5,
                 .interval_us = std::make_pair(2.4, 2.6),
                 .default_time_us = 3.75},
