@@ -61,6 +61,13 @@ double tolerance_units(dtype type, double c, double r, const tolerance& tol) {
   return c >= r ? ratio(c - r, above) : ratio(r - c, below);
 }
 
+// Where the reference itself overflowed or is undefined, the element must hold the same non-finite
+// value, or what a quantization format stores for it (its largest finite value, for infinity).
+bool same_non_finite(dtype type, double c, double r) {
+  const double want = is_quantized(type) ? stored_value(type, r) : r;
+  return (std::isnan(want) && std::isnan(c)) || want == c;
+}
+
 template <class Decode>
 error_metrics compare_elements(std::string buffer, dtype type, std::span<const std::byte> candidate,
                                std::span<const double> reference, const tolerance& tol,
@@ -82,20 +89,19 @@ error_metrics compare_elements(std::string buffer, dtype type, std::span<const s
       const decoded d = decode(candidate.data() + static_cast<std::size_t>(i) * width);
       const double r = reference[static_cast<std::size_t>(i)];
       const double c = d.value;
-      // Where such a poison is the right answer, the element is right whether it was written or
-      // not.
-      if (d.poison &&
-          !(poison_is_a_value &&
-            (quantized ? (std::isnan(r) && std::isnan(c)) || tolerance_units(type, c, r, tol) <= 1.0
-                       : c == r))) {
-        ++part.unwritten;
-        continue;
+      if (d.poison) {
+        // Where such a poison is the right answer, the element is right whether it was written
+        // or not.
+        const bool right = !quantized          ? c == r
+                           : !std::isfinite(r) ? same_non_finite(type, c, r)
+                                               : tolerance_units(type, c, r, tol) <= 1.0;
+        if (!(poison_is_a_value && right)) {
+          ++part.unwritten;
+          continue;
+        }
       }
       if (!std::isfinite(r)) {
-        // The reference itself overflowed or is undefined: demand the same non-finite value, or
-        // what a quantization format stores for it (its largest finite value, for infinity).
-        const double want = quantized ? stored_value(type, r) : r;
-        const bool same = (std::isnan(want) && std::isnan(c)) || want == c;
+        const bool same = same_non_finite(type, c, r);
         errors.add(same ? 0.0 : INFINITY);
         if (!same) {
           ++part.mismatches;
