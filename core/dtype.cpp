@@ -54,8 +54,7 @@ std::string_view name_of(dtype type) {
 }
 
 std::optional<dtype> parse_dtype(std::string_view name) {
-  for (dtype t : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64, dtype::i32, dtype::i64,
-                  dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8}) {
+  for (dtype t : all_dtypes) {
     if (name_of(t) == name) return t;
   }
   return std::nullopt;

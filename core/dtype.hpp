@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,9 @@ namespace blaster {
 // Element types a task may declare for its buffers and symbols. The 8-bit ones are the storage
 // formats of quantized data: buffers only.
 enum class dtype { f16, bf16, f32, f64, i32, i64, fp8_e4m3, fp8_e5m2, i8 };
+inline constexpr std::array<dtype, 9> all_dtypes = {dtype::f16,      dtype::bf16,     dtype::f32,
+                                                    dtype::f64,      dtype::i32,      dtype::i64,
+                                                    dtype::fp8_e4m3, dtype::fp8_e5m2, dtype::i8};
 
 std::size_t size_of(dtype type);
 std::string_view name_of(dtype type);  // "f16"

@@ -45,10 +45,10 @@ class reader : public json_reader {
   dtype type(const json& object, std::string_view where, const char* key) const {
     const std::string name = text(object, where, key);
     if (auto t = parse_dtype(name)) return *t;
+    std::vector<std::string_view> known;
+    for (dtype t : all_dtypes) known.push_back(name_of(t));
     fail(fmt::format("{}.{}", where, key),
-         fmt::format("unknown type \"{}\" (known: f16, bf16, f32, f64, i32, i64, fp8_e4m3, "
-                     "fp8_e5m2, i8)",
-                     name));
+         fmt::format("unknown type \"{}\" (known: {})", name, fmt::join(known, ", ")));
   }
 };
 
