@@ -21,6 +21,12 @@ void set_pattern(CUdeviceptr at, std::size_t bytes, std::uint32_t pattern, std::
   }
 }
 
+// [bytes] the width the poison of a buffer repeats at: its element's where that is 2, else the
+// widest that divides it.
+std::size_t poison_width(dtype type, std::size_t bytes) {
+  return size_of(type) == 2 ? 2 : (bytes % 4 == 0 ? 4 : 1);
+}
+
 }  // namespace
 
 check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
@@ -64,9 +70,17 @@ check_buffers allocate_check(worker_context& w, const gate_check& check,
 void poison(worker_context& w, check_buffers& b) {
   for (const auto& [name, type] : b.output_types) {
     const cuda::guarded_buffer& buffer = b.buffers.at(name);
-    const std::size_t width = size_of(type) == 2 ? 2 : (buffer.bytes() % 4 == 0 ? 4 : 1);
-    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed), width,
-                w.stream.get());
+    set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed),
+                poison_width(type, buffer.bytes()), w.stream.get());
+  }
+}
+
+void poison(worker_context& w, check_buffers& b, const pattern_fill& fill) {
+  for (const auto& [name, type] : b.output_types) {
+    const cuda::guarded_buffer& buffer = b.buffers.at(name);
+    const std::uint32_t word = repeated_word(poison_pattern(type, w.request.poison_seed),
+                                             poison_width(type, buffer.bytes()));
+    fill(buffer.data(), buffer.bytes(), word, w.stream.get());
   }
 }
 

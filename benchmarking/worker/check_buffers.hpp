@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/gate_result.hpp"
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/worker/worker_context.hpp"
@@ -37,6 +38,12 @@ void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b)
 
 // Outputs and scratch get the run's poison pattern, which no kernel can know in advance.
 void poison(worker_context& w, check_buffers& b);
+// The same bytes, written by the harness's fill kernel: what a timed comparison of launches
+// writes, so that its two sides do the same work before their launches.
+void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
+// The same bytes, written by the harness's fill kernel: what a timed comparison of launches
+// writes, so that its two sides do the same work before their launches.
+void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
 
 // [bytes] what poison() writes: every output and scratch buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);

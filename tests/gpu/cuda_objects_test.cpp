@@ -5,7 +5,9 @@
 #include <cstring>
 #include <numeric>
 
+#include "benchmarking/pattern_fill.hpp"
 #include "core/cuda_context.hpp"
+#include "core/cuda_stream.hpp"
 #include "core/cuda_module.hpp"
 #include "core/device_buffer.hpp"
 #include "core/dtype.hpp"
@@ -34,6 +36,30 @@ TEST(CudaObjectsGpu, BufferRoundTripAndPoisonFill) {
   for (std::size_t i = 0; i < bytes.size(); i += 2) {
     ASSERT_TRUE(is_poison(dtype::f16, poison_pattern(dtype::f16, 42), bytes.data() + i))
         << "element " << i / 2;
+  }
+}
+
+// The harness's fill kernel writes what a memset of the poison's width writes, to the last byte
+// of a size that is no multiple of four, and nothing past it.
+TEST(CudaObjectsGpu, ThePatternFillWritesWhatAMemsetWould) {
+  BLASTER_REQUIRE_GPU();
+  cuda::context context;
+  const cuda::stream stream;
+  const pattern_fill fill(context.properties().arch(), nullptr);
+  constexpr std::size_t bytes = 4 * 100'003 + 3;
+  cuda::device_buffer buffer(bytes + 5);
+  buffer.fill_u8(0x5A);
+  const std::uint32_t pattern = poison_pattern(dtype::f16, 42);
+  fill(buffer.get(), bytes, repeated_word(pattern, 2), stream.get());
+  stream.synchronize();
+  std::vector<std::byte> back(bytes + 5);
+  buffer.download(back);
+  for (std::size_t i = 0; i + 1 < bytes; i += 2) {
+    ASSERT_TRUE(is_poison(dtype::f16, pattern, back.data() + i)) << "element " << i / 2;
+  }
+  EXPECT_EQ(back[bytes - 1], static_cast<std::byte>(pattern & 0xFFU)) << "the tail's last byte";
+  for (std::size_t i = bytes; i < back.size(); ++i) {
+    EXPECT_EQ(back[i], std::byte{0x5A}) << "byte " << i << " past the end";
   }
 }
 
