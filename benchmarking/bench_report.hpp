@@ -120,8 +120,8 @@ struct bench_report {
   std::vector<std::uint64_t> seeds;   // every case is checked with each
   std::vector<std::string> warnings;  // task-design guards
   double deadline_s = 0.0;            // [seconds] per evaluation, after the baseline
-  // Gate and timing ran in a worker process kept across a loop's steps (a fresh CUDA context per
-  // evaluation), not in a process per evaluation.
+  // Gate and timing ran in a worker process (and its CUDA context) kept across a loop's steps,
+  // not in a process per evaluation.
   bool kept_worker = false;
   timing_options timing;
   bool gpu = false;

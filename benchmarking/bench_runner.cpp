@@ -99,10 +99,10 @@ milliseconds deadline_after(double needed_s) {
 }
 
 // Gates every runnable variant in its own evaluation, then times the survivors in sessions: each
-// session one evaluation per variant (a fresh worker each, or the series' kept worker with a
-// fresh context each), in alternating order (forward, then backward) so that drift over a run
-// falls on baseline and candidates alike, and the baseline timed a second time at the session's
-// other end for the A/A self-check.
+// session one evaluation per variant (a fresh worker each, or the series' kept worker), in
+// alternating order (forward, then backward) so that drift over a run falls on baseline and
+// candidates alike, and the baseline timed a second time at the session's other end for the A/A
+// self-check.
 void measure(const bench_options& options, const task_spec& task, reference_fn reference,
              const worker_launcher& launcher, store& records, bench_report& report,
              const std::vector<compiled_candidates::runnable_variant>& runnable, warm_bench& kept) {

@@ -12,6 +12,7 @@
 #include "benchmarking/worker/result_channel.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_driver.hpp"
+#include "core/cuda_module.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -21,10 +22,18 @@ namespace blaster {
 namespace {
 
 // How one request ended, for a worker that serves more: after a failure the worker exits, so that
-// nothing a failed evaluation left in the process meets the next one.
-enum class request_end { answered, failed };
+// nothing a failed evaluation left in the process meets the next one; after a candidate that used
+// the device heap it exits too, since the heap outlives every module in its context.
+enum class request_end { answered, retire, failed };
 
-request_end run_request(const std::filesystem::path& request_file) {
+// The context and stream that a worker's requests run in, made at its first request.
+struct device_session {
+  cuda::context context;
+  cuda::stream stream;
+};
+
+request_end run_request(const std::filesystem::path& request_file,
+                        std::optional<device_session>& device) {
   worker::start_clock();
   worker_result result;
   // Which check was running when something failed: the evidence names it.
@@ -41,13 +50,22 @@ request_end run_request(const std::filesystem::path& request_file) {
   try {
     const worker_request request =
         worker_request_from_json(nlohmann::json::parse(read_file(request_file)));
-    worker::send_step("context");
-    cuda::context context;
-    cuda::stream stream;
-    worker::worker_context w(request, context, stream);
-    worker::handler_for(request.phase).run(w, result, current);
+    if (!device) {
+      worker::send_step("context");
+      device.emplace();
+    }
+    bool heap = false;
+    {
+      // Every module and allocation of the evaluation lives in this scope: when the next
+      // request starts, only the context and its stream are left of this one.
+      worker::worker_context w(request, device->context, device->stream);
+      worker::handler_for(request.phase).run(w, result, current);
+      device->stream.synchronize();
+      heap = w.variant != nullptr && cuda::uses_device_heap(w.variant->compiled.cubin);
+    }
+    result.leaving = heap;
     worker::send_result(result);
-    return request_end::answered;
+    return heap ? request_end::retire : request_end::answered;
   } catch (const cuda::gpu_unavailable& e) {
     result.unavailable = e.what();
     worker::send_result(result);
@@ -64,15 +82,20 @@ request_end run_request(const std::filesystem::path& request_file) {
 }  // namespace
 
 int run_gate_worker(const std::filesystem::path& request_file) {
-  static_cast<void>(run_request(request_file));
+  std::optional<device_session> device;
+  static_cast<void>(run_request(request_file, device));
   return 0;
 }
 
 int serve_gate_worker() {
-  // Each request builds its context and releases it, so that the primary context, and with it
-  // every allocation, module and the device heap of one evaluation, is gone before the next.
+  // One context serves every request: making it costs a quarter of a second, more than a small
+  // candidate's whole timing. What an evaluation could leave in it is its own to clean: its
+  // modules and buffers go with its scope, every byte a kernel is given is written by the
+  // harness before the kernel runs (inputs, poison, canaries), and code that reaches the device
+  // heap ends the worker.
+  std::optional<device_session> device;
   for (std::string line; std::getline(std::cin, line);) {
-    if (run_request(line) == request_end::failed) return 0;
+    if (run_request(line, device) != request_end::answered) return 0;
   }
   return 0;
 }

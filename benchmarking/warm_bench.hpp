@@ -40,9 +40,9 @@ struct probed_device {
 // What a series of bench runs of one task keeps from its first run, so that each later run
 // costs only its candidate: the device facts and ceilings, the gate's inputs and float64
 // references, the baseline's gate, and (with a kept worker) one worker process that gates and
-// times every variant, each evaluation in a fresh CUDA context of its own. A crash or a timeout
-// ends that worker, as does its share of evaluations (kept_worker_evaluations); the next
-// evaluation starts another. The runs must agree on task, case,
+// times every variant in one CUDA context. A crash or a timeout ends that worker, as do a
+// candidate that used the device heap and its share of evaluations (kept_worker_evaluations);
+// the next evaluation starts another. The runs must agree on task, case,
 // timing and root; the first one's seed serves them all. run_bench alone fills it in.
 struct warm_bench {
   explicit warm_bench(bool keep) : keep_worker(keep) {}

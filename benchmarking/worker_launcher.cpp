@@ -72,8 +72,9 @@ worker_answer worker_launcher::run(const worker_request& request,
   }
   answer.profile["process"] = std::max(0.0, 1000.0 * outcome.wall_s - since_ms);
   if (use_kept && outcome.how == worker_outcome::ending::answered &&
-      (!result || result->failure || result->unavailable)) {
-    // A kept worker leaves after a failure: it is gone before the next evaluation starts.
+      (!result || result->failure || result->unavailable || result->leaving)) {
+    // A kept worker leaves after a failure or a candidate that used the device heap: it is
+    // gone before the next evaluation starts.
     kept->stop();
   }
   if (result && outcome.how != worker_outcome::ending::timed_out) {

@@ -42,10 +42,9 @@ struct worker_launcher {
 // The arguments that start a kept worker.
 std::vector<std::string> kept_worker_argv(const std::filesystem::path& executable);
 
-// Evaluations a kept worker serves before a fresh process replaces it. On the H200 a worker that
-// had gated and timed about seventy evaluations, each in a context of its own, saw an honest
-// kernel's poisoned launches take three times its time; a bound on what one process lives
-// through keeps such state from building up, at the cost of one start per this many.
+// Evaluations a kept worker serves before a fresh process replaces it: a bound on what one
+// process and its context live through (driver state, CUPTI's buffers), at the cost of one start
+// per this many.
 inline constexpr int kept_worker_evaluations = 32;
 
 }  // namespace blaster

@@ -54,12 +54,14 @@ json to_json(const worker_result& r) {
   }
   if (r.located) j["located"] = to_json(*r.located);
   if (r.profile) j["profile"] = to_json(*r.profile);
+  if (r.leaving) j["leaving"] = true;
   return j;
 }
 
 worker_result worker_result_from_json(const json& j) {
   worker_result r;
   if (j.contains("unavailable")) r.unavailable = j["unavailable"].get<std::string>();
+  r.leaving = j.value("leaving", false);
   if (j.contains("failure")) r.failure = worker_failure_from_json(j["failure"]);
   if (j.contains("probe")) r.probe = device_probe_from_json(j["probe"]);
   for (const auto& c : j.at("checks")) r.checks.push_back(check_evidence_from_json(c));

@@ -52,6 +52,9 @@ struct worker_result {
   std::optional<timing_answer> timing;
   std::optional<check_evidence> located;  // the locate phase's rerun of one check
   std::optional<counter_profile> profile;  // the profile phase's counters
+  // A kept worker exits after this answer (the candidate used the device heap): the parent
+  // must not send it another request.
+  bool leaving = false;
 };
 
 nlohmann::json to_json(const device_probe& p);

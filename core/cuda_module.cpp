@@ -23,6 +23,13 @@ CUfunction module::function(const std::string& lowered_name) const {
   return f;
 }
 
+bool uses_device_heap(std::string_view cubin) {
+  // The names sit NUL-terminated in the ELF string table; a kernel whose own name holds them
+  // only costs its worker a restart.
+  return cubin.find("malloc") != std::string_view::npos ||
+         cubin.find(std::string_view("\0free\0", 6)) != std::string_view::npos;
+}
+
 std::vector<std::size_t> parameter_sizes(CUfunction function) {
   std::vector<std::size_t> sizes;
   for (std::size_t index = 0;; ++index) {

@@ -26,6 +26,11 @@ class module {
   CUmodule handle_ = nullptr;
 };
 
+// Whether a cubin calls into the device heap (malloc, free, new, delete, aligned malloc: each
+// reaches the driver's allocator under a name that holds "malloc" or is "free"). The heap lives
+// as long as the context, so such code must not share a context with another evaluation.
+bool uses_device_heap(std::string_view cubin);
+
 // The byte size of each parameter of a compiled kernel, as the driver reports it.
 std::vector<std::size_t> parameter_sizes(CUfunction function);
 

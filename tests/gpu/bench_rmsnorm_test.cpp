@@ -8,6 +8,7 @@
 #include <set>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/warm_bench.hpp"
 #include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
 
@@ -29,7 +30,8 @@ class BenchRmsnormGpu : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(home_); }
 
-  bench_report bench(std::vector<std::filesystem::path> candidates, int sessions = 1) {
+  bench_report bench(std::vector<std::filesystem::path> candidates, int sessions = 1,
+                     warm_bench* series = nullptr) {
     bench_options options;
     options.sessions = sessions;
     options.cooldown_s = 0.0;
@@ -40,7 +42,7 @@ class BenchRmsnormGpu : public ::testing::Test {
     options.worker_executable = BLASTER_BINARY;
     options.command = "gpu test";
     store records(home_);
-    return run_bench(options, records);
+    return run_bench(options, records, series);
   }
 
   std::filesystem::path home_;
@@ -127,6 +129,61 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
   rows.bind(1, report.run_id);
   ASSERT_TRUE(rows.step());
   EXPECT_EQ(rows.column_int64(0), 5);
+}
+
+// A loop's kept worker serves its evaluations in one CUDA context, made at its first request; each
+// evaluation of a candidate that reaches the device heap ends the worker, so that the next
+// evaluation, whatever it is, gets a fresh one.
+TEST_F(BenchRmsnormGpu, AKeptWorkerKeepsItsContextUntilACandidateUsesTheDeviceHeap) {
+  BLASTER_REQUIRE_GPU();
+  warm_bench series(/*keep=*/true);
+  const auto vec_regs = source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu";
+  // A rejection's message, and the poisoned launches' times where it has them.
+  auto why = [](const variant_result& r) {
+    std::string text = r.label + ": " + std::string(to_string(r.reason)) + " " + r.message;
+    if (r.poisoned) text += "\n" + to_json(*r.poisoned).dump();
+    return text;
+  };
+  // The evaluations of a run that made a context: the first of each worker. (A later run's
+  // baseline was gated by the first, whose gate profile it carries.)
+  auto contexts_made = [](const bench_report& report) {
+    int made = 0;
+    for (const auto& r : report.results) {
+      made += !r.baseline && r.gate_profile.contains("context") ? 1 : 0;
+      made += r.timing_profile.contains("context") ? 1 : 0;
+    }
+    return made;
+  };
+
+  // The baseline's gate, the worker's first request, made the context; nothing after it did.
+  const bench_report first = bench({vec_regs}, 1, &series);
+  EXPECT_TRUE(first.kept_worker);
+  ASSERT_EQ(first.results.size(), 5U);
+  for (const auto& r : first.results) {
+    EXPECT_EQ(r.status, "passed") << why(r);
+  }
+  EXPECT_TRUE(first.results[0].gate_profile.contains("context"));
+  EXPECT_EQ(contexts_made(first), 0);
+  EXPECT_EQ(series.workers_started(), 1);
+
+  // Its gate ends the first worker, its timing the second; the baseline's timing between them
+  // (the session's order: baseline, candidate, baseline again) is the second worker's first
+  // request, the A/A timing the third's.
+  const bench_report heap =
+      bench({source_dir / "tests" / "gpu" / "kernels" / "heap_workspace.cu"}, 1, &series);
+  ASSERT_EQ(heap.results.size(), 2U);
+  for (const auto& r : heap.results) EXPECT_EQ(r.status, "passed") << why(r);
+  EXPECT_EQ(series.workers_started(), 3);
+  EXPECT_TRUE(heap.results[0].timing_profile.contains("context"));
+  EXPECT_EQ(contexts_made(heap), 1) << "the A/A timing keeps no profile of its own";
+  EXPECT_FALSE(heap.results[1].timing_profile.contains("context"));
+
+  // The third worker, which only timed the baseline, goes on serving in its context.
+  const bench_report after = bench({vec_regs}, 1, &series);
+  ASSERT_EQ(after.results.size(), 5U);
+  for (const auto& r : after.results) EXPECT_EQ(r.status, "passed") << why(r);
+  EXPECT_EQ(contexts_made(after), 0);
+  EXPECT_EQ(series.workers_started(), 3);
 }
 
 }  // namespace

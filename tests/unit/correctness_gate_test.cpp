@@ -208,9 +208,9 @@ TEST(WorkerLauncher, AccountsTheWallTimeToTheWorkersSteps) {
 }
 
 // A stand-in kept worker: one process answers request after request of the gate and the timing,
-// each on its own lines; after a failure it is stopped, and the next request starts another. The
-// other phases still get a process of their own.
-TEST(WorkerLauncher, AKeptWorkerServesGateAndTimingUntilAFailure) {
+// each on its own lines; after a failure, or an answer that says it is leaving, it is stopped, and
+// the next request starts another. The other phases still get a process of their own.
+TEST(WorkerLauncher, AKeptWorkerServesGateAndTimingUntilAFailureOrItsLeaving) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("blaster-kept-launcher-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -218,12 +218,18 @@ TEST(WorkerLauncher, AKeptWorkerServesGateAndTimingUntilAFailure) {
   {
     std::ofstream out(script);
     // --serve: request paths on stdin, each answered in turn; a variant named "fails" is answered
-    // with a failure. A request file as argument: a one-shot worker.
+    // with a failure; one named "heap" with an answer that says the worker leaves, which it does
+    // a moment later, as a real one takes a while to end. A request file as argument: a one-shot
+    // worker.
     out << R"(#!/bin/sh
 [ "$2" = --serve ] || { echo '{"result":{"checks":[]},"ms":1}' >&3; exit 0; }
 while read path; do
   if grep -q '"variant":"fails"' "$path"; then
     echo '{"result":{"checks":[],"failure":{"reason":"crash","message":"x"}},"ms":1}' >&3
+  elif grep -q '"variant":"heap"' "$path"; then
+    echo '{"result":{"checks":[],"leaving":true},"ms":1}' >&3
+    sleep 0.3
+    exit 0
   else
     echo '{"result":{"checks":[]},"ms":1}' >&3
   fi
@@ -253,6 +259,13 @@ done
   EXPECT_FALSE(kept.running()) << "a worker that failed is not asked again";
   EXPECT_TRUE(run(worker_phase::gate, "k").result.has_value());
   EXPECT_EQ(kept.started(), 2);
+  const worker_answer leaving = run(worker_phase::gate, "heap");
+  ASSERT_TRUE(leaving.result.has_value()) << leaving.why;
+  EXPECT_TRUE(leaving.result->leaving);
+  EXPECT_FALSE(kept.running()) << "a worker that said it leaves is not asked again";
+  const worker_answer next = run(worker_phase::time, "k");
+  EXPECT_TRUE(next.result.has_value()) << next.why;
+  EXPECT_EQ(kept.started(), 3);
   std::filesystem::remove_all(dir);
 }
 
