@@ -10,8 +10,8 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 std::string canary_message(const canary_hit& c) {
   return c.byte_offset < 0
              ? fmt::format("{} was written {} bytes before its start", c.buffer, -c.byte_offset)
-             : fmt::format("{} was written at byte {}, past its end at {}", c.buffer,
-                           c.byte_offset, c.bytes);
+             : fmt::format("{} was written at byte {}, past its end at {}", c.buffer, c.byte_offset,
+                           c.bytes);
 }
 
 // A check whose first run faulted on an illegal address ran again with its guards mapped as
@@ -115,6 +115,8 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
   };
   // Judge every check the worker finished, in order; the first failure is the verdict.
   if (answer.result) {
+    // The parent's share of the gate: the outputs against the float64 references.
+    const phase_timer judging(out.profile, "judge");
     for (const auto& reported : answer.result->checks) {
       if (reported.check >= data.checks().size()) {
         fail(reason_code::crash, fmt::format("the worker reported check {} of {}", reported.check,

@@ -26,10 +26,12 @@ namespace {
 // the device heap it exits too, since the heap outlives every module in its context.
 enum class request_end { answered, retire, failed };
 
-// The context and stream that a worker's requests run in, made at its first request.
+// The context and stream that a worker's requests run in, made at its first request, and the
+// host memory they share.
 struct device_session {
   cuda::context context;
   cuda::stream stream;
+  worker::host_memory host;
 };
 
 request_end run_request(const std::filesystem::path& request_file,
@@ -57,8 +59,8 @@ request_end run_request(const std::filesystem::path& request_file,
     bool heap = false;
     {
       // Every module and allocation of the evaluation lives in this scope: when the next
-      // request starts, only the context and its stream are left of this one.
-      worker::worker_context w(request, device->context, device->stream);
+      // request starts, only the context, its stream and host memory are left of this one.
+      worker::worker_context w(request, device->context, device->stream, device->host);
       worker::handler_for(request.phase).run(w, result, current);
       device->stream.synchronize();
       heap = w.variant != nullptr && cuda::uses_device_heap(w.variant->compiled.cubin);
@@ -92,7 +94,8 @@ int serve_gate_worker() {
   // candidate's whole timing. What an evaluation could leave in it is its own to clean: its
   // modules and buffers go with its scope, every byte a kernel is given is written by the
   // harness before the kernel runs (inputs, poison, canaries), and code that reaches the device
-  // heap ends the worker.
+  // heap ends the worker. The host memory it keeps is the parent's files, mapped, and scratch
+  // that every download overwrites before it is read.
   std::optional<device_session> device;
   for (std::string line; std::getline(std::cin, line);) {
     if (run_request(line, device) != request_end::answered) return 0;

@@ -58,7 +58,8 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
 
 void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b) {
   for (const auto& slot : check.inputs) {
-    b.buffers.at(slot.buffer).upload_async(w.inputs.slice(slot.offset, slot.bytes), w.stream.get());
+    b.buffers.at(slot.buffer)
+        .upload_async(w.inputs->slice(slot.offset, slot.bytes), w.stream.get());
   }
 }
 

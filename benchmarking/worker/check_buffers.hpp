@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "benchmarking/gate_protocol.hpp"
-#include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/gate_result.hpp"
 #include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/worker/worker_context.hpp"
 #include "core/dtype.hpp"
 #include "core/guarded_buffer.hpp"
@@ -30,8 +30,7 @@ struct check_buffers {
 // fault is being located), the inputs uploaded into them, in stream order.
 check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
                              std::size_t canary_bytes);
-check_buffers allocate_check(worker_context& w, const gate_check& check,
-                             const resolved_plan& plan);
+check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan);
 
 // The check's inputs, from the run's inputs file, again (in stream order).
 void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b);

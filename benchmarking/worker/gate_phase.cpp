@@ -34,8 +34,9 @@ check_evidence run_check(worker_context& w, std::size_t index) {
     send_step(fmt::format("run {}", run + 1), index);
     launches.enqueue(w.stream.get());
     w.stream.synchronize();
+    send_step("download", index);
     for (const auto& slot : check.outputs) {
-      const auto checked = w.outputs.slice(slot.offset, slot.bytes);
+      const auto checked = w.outputs->slice(slot.offset, slot.bytes);
       if (run == 0) {
         buffers.buffers.at(slot.buffer).download(checked);
         continue;
@@ -57,7 +58,7 @@ check_evidence run_check(worker_context& w, std::size_t index) {
   send_step("inspect", index);
   evidence.canaries = changed_canaries(w, buffers);
   for (const auto& slot : check.inputs) {
-    const auto uploaded = w.inputs.slice(slot.offset, slot.bytes);
+    const auto uploaded = w.inputs->slice(slot.offset, slot.bytes);
     const std::span<std::byte> now = w.host_bytes(slot.bytes);
     buffers.buffers.at(slot.buffer).download(now);
     // Compared bit for bit; the digest after is computed only when it differs from before.

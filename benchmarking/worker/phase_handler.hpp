@@ -10,8 +10,8 @@
 
 namespace blaster::worker {
 
-// One phase of the worker (probe, gate, time, locate, profile): the GPU work a request asks for. A new
-// phase is one new handler and its line in handler_for.
+// One phase of the worker (probe, gate, time, locate, profile): the GPU work a request asks for. A
+// new phase is one new handler and its line in handler_for.
 class phase_handler {
  public:
   virtual ~phase_handler() = default;

@@ -15,8 +15,7 @@ std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now()
 
 void send(nlohmann::json message) {
   message["ms"] =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
-          .count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string line = message.dump() + "\n";
   std::string_view rest = line;
   while (!rest.empty()) {

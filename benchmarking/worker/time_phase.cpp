@@ -97,7 +97,7 @@ timing_answer run_timing(worker_context& w) {
   std::map<std::string, cuda::device_buffer, std::less<>> gated;
   for (const auto& slot : check.outputs) {
     auto [it, inserted] = gated.try_emplace(slot.buffer, slot.bytes);
-    it->second.upload_async(w.outputs.slice(slot.offset - w.request.outputs_base, slot.bytes),
+    it->second.upload_async(w.outputs->slice(slot.offset - w.request.outputs_base, slot.bytes),
                             w.stream.get());
   }
   settle(w);
@@ -133,10 +133,10 @@ timing_answer run_timing(worker_context& w) {
   timing_checks checks{.spot_every_sample = mode.checks_every_sample};
   const int always =
       std::max(1, std::min(w.request.timing.max_samples, w.request.timing.min_samples));
-  const int spot_sample = checks.spot_every_sample
-                              ? 0
-                              : static_cast<int>(w.request.spot_seed %
-                                                 static_cast<std::uint64_t>(always));
+  const int spot_sample =
+      checks.spot_every_sample
+          ? 0
+          : static_cast<int>(w.request.spot_seed % static_cast<std::uint64_t>(always));
   int spot_failed_sample = -1;
   const spot_check spot{.sample = spot_sample,
                         .every_sample = checks.spot_every_sample,
@@ -150,10 +150,9 @@ timing_answer run_timing(worker_context& w) {
   std::optional<l2_flush> flush;
   if (mode.flushes_l2) flush.emplace(device.l2_bytes, w.request.arch, &*w.cache);
   const sm_clock_probe clock(w.request.arch, &*w.cache);
-  kernel_recorder recorder({std::string(sm_clock_probe::kernel_name),
-                            std::string(l2_flush::kernel_name),
-                            std::string(device_compare::kernel_name),
-                            std::string(pattern_fill::kernel_name)});
+  kernel_recorder recorder(
+      {std::string(sm_clock_probe::kernel_name), std::string(l2_flush::kernel_name),
+       std::string(device_compare::kernel_name), std::string(pattern_fill::kernel_name)});
   timing_environment environment{.flush_l2 = [&](CUstream s) { (*flush)(s); },
                                  .clock = &clock,
                                  .rated_clock_mhz = device.sm_clock_khz / 1000.0,

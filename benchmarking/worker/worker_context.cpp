@@ -1,6 +1,9 @@
 #include "benchmarking/worker/worker_context.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -8,9 +11,29 @@
 
 namespace blaster::worker {
 
-std::span<std::byte> worker_context::host_bytes(std::size_t bytes) {
-  if (host.size() < bytes) host.resize(bytes);
-  return {host.data(), bytes};
+const mapped_file& host_memory::map(role r, const std::filesystem::path& path,
+                                    mapped_file::access mode) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    BLASTER_THROW("cannot stat {}: {}", path.string(), std::strerror(errno));
+  }
+  std::optional<kept_file>& kept = files_.at(static_cast<std::size_t>(r));
+  if (kept && kept->device == info.st_dev && kept->inode == info.st_ino &&
+      kept->bytes == static_cast<std::uint64_t>(info.st_size) && kept->mode == mode) {
+    return kept->file;
+  }
+  kept.reset();  // the old mapping goes first: a file removed since is freed now
+  kept = kept_file{.device = info.st_dev,
+                   .inode = info.st_ino,
+                   .bytes = static_cast<std::uint64_t>(info.st_size),
+                   .mode = mode,
+                   .file = mapped_file::open(path, mode)};
+  return kept->file;
+}
+
+std::span<std::byte> host_memory::scratch(std::size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return {scratch_.data(), bytes};
 }
 
 std::size_t worker_context::width_of(const std::string& buffer) const {
@@ -39,10 +62,10 @@ void load_variant(worker_context& w) {
 
 void map_data(worker_context& w) {
   const worker_request& r = w.request;
-  w.inputs = mapped_file::open(r.inputs_file, mapped_file::access::read_only);
-  w.outputs = mapped_file::open(r.outputs_file, r.phase == worker_phase::gate
-                                                    ? mapped_file::access::read_write
-                                                    : mapped_file::access::read_only);
+  w.inputs = &w.host.map(host_memory::role::inputs, r.inputs_file, mapped_file::access::read_only);
+  w.outputs = &w.host.map(host_memory::role::outputs, r.outputs_file,
+                          r.phase == worker_phase::gate ? mapped_file::access::read_write
+                                                        : mapped_file::access::read_only);
 }
 
 std::optional<device_compare::difference> compare_bytes(std::span<const std::byte> a,

@@ -65,7 +65,12 @@ TEST(ParamsSearch, ArmsAreEveryConfigurationLabelledAsBenchLabelsThem) {
 std::vector<params_arm> arms_named(const std::vector<std::string>& labels) {
   std::vector<params_arm> arms;
   for (const auto& l : labels)
-    arms.push_back({.label = l, .params = {}, .source = "/* " + l, .time_us = {}, .rejected = {}});
+    arms.push_back({.label = l,
+                    .params = {},
+                    .source = "/* " + l,
+                    .time_us = {},
+                    .speedup = {},
+                    .rejected = {}});
   return arms;
 }
 
