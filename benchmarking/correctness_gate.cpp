@@ -1,6 +1,7 @@
 #include "benchmarking/correctness_gate.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace blaster {
 namespace {
@@ -96,6 +97,60 @@ std::string stale_message(const stale_output& s, const std::string& when) {
       s.buffer, s.differing_elements, s.first_index, when);
 }
 
+// What one timing worker's answer comes to; `dependent` is set where the only fault found is the
+// launches' time on poisoned outputs against their control.
+timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_second,
+                            bool& dependent) {
+  dependent = false;
+  timing_outcome out;
+  out.wall_s = answer.wall_s;
+  out.profile = answer.profile;
+  if (!answer.result) {
+    out.reason = answer.ended;
+    out.message = "timing: " + answer.why;
+    return out;
+  }
+  if (const auto& f = answer.result->failure) {
+    out.reason = f->reason;
+    out.message = "timing: " + first_line(f->message);
+    return out;
+  }
+  if (!answer.result->timing) {
+    out.reason = reason_code::crash;
+    out.message = "timing: the worker answered without a timing";
+    return out;
+  }
+  const timing_answer& t = *answer.result->timing;
+  const timing_checks& c = t.checks;
+  auto stale = [&](const stale_output& s, const std::string& when) {
+    out.reason = reason_code::stale_in_timing;
+    out.message = stale_message(s, when);
+    return out;
+  };
+  if (c.spot_stale) {
+    return stale(*c.spot_stale,
+                 c.spot_every_sample
+                     ? fmt::format("sample {} of the timing, each on freshly poisoned outputs",
+                                   c.spot_sample + 1)
+                     : fmt::format("sample {} of the timing", c.spot_sample + 1));
+  }
+  if (c.final_stale) return stale(*c.final_stale, "a launch after the timing");
+  if (c.poisoned_stale) {
+    return stale(*c.poisoned_stale, "a launch on poisoned outputs after the timing");
+  }
+  if (c.poisoned) {
+    out.poisoned = c.poisoned;
+    if (auto why = output_dependence(*c.poisoned, copy_bytes_per_second)) {
+      dependent = true;
+      out.reason = reason_code::stale_in_timing;
+      out.message = "timing: " + *why;
+      return out;
+    }
+  }
+  out.timing = t.samples;
+  return out;
+}
+
 }  // namespace
 
 gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_request request,
@@ -155,53 +210,25 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 timing_outcome run_timing(const gate_data& data, worker_request request,
                           const worker_launcher& launcher, std::chrono::milliseconds deadline,
                           double copy_bytes_per_second) {
-  const worker_answer answer =
-      launcher.run(with_data(std::move(request), data, worker_phase::time), deadline);
-  timing_outcome out;
-  out.wall_s = answer.wall_s;
-  out.profile = answer.profile;
-  if (!answer.result) {
-    out.reason = answer.ended;
-    out.message = "timing: " + answer.why;
-    return out;
-  }
-  if (const auto& f = answer.result->failure) {
-    out.reason = f->reason;
-    out.message = "timing: " + first_line(f->message);
-    return out;
-  }
-  if (!answer.result->timing) {
-    out.reason = reason_code::crash;
-    out.message = "timing: the worker answered without a timing";
-    return out;
-  }
-  const timing_answer& t = *answer.result->timing;
-  const timing_checks& c = t.checks;
-  auto stale = [&](const stale_output& s, const std::string& when) {
-    out.reason = reason_code::stale_in_timing;
-    out.message = stale_message(s, when);
-    return out;
-  };
-  if (c.spot_stale) {
-    return stale(*c.spot_stale,
-                 c.spot_every_sample
-                     ? fmt::format("sample {} of the timing, each on freshly poisoned outputs",
-                                   c.spot_sample + 1)
-                     : fmt::format("sample {} of the timing", c.spot_sample + 1));
-  }
-  if (c.final_stale) return stale(*c.final_stale, "a launch after the timing");
-  if (c.poisoned_stale) {
-    return stale(*c.poisoned_stale, "a launch on poisoned outputs after the timing");
-  }
-  if (c.poisoned) {
-    out.poisoned = c.poisoned;
-    if (auto why = output_dependence(*c.poisoned, copy_bytes_per_second)) {
-      out.reason = reason_code::stale_in_timing;
-      out.message = "timing: " + *why;
-      return out;
-    }
-  }
-  out.timing = t.samples;
+  request = with_data(std::move(request), data, worker_phase::time);
+  bool dependent = false;
+  timing_outcome out =
+      judge_timing(launcher.run(request, deadline), copy_bytes_per_second, dependent);
+  if (!dependent || launcher.kept == nullptr) return out;
+  // A kept worker's context has lived through other evaluations, and there an honest kernel's
+  // launches on poisoned outputs have come out slower than their control (the naive softmax on
+  // the H200: 37 against 30 us, in 5 of 14 loop steps, and in none of the fresh processes of the
+  // bench runs beside them). A fresh worker, as bench starts for every evaluation, times it
+  // again, and its answer stands.
+  spdlog::info(
+      "{}: launches in the kept worker depended on the outputs ({}); timing again in a "
+      "fresh worker",
+      request.variant, out.message);
+  worker_launcher fresh = launcher;
+  fresh.kept = nullptr;
+  const double kept_wall_s = out.wall_s;
+  out = judge_timing(fresh.run(request, deadline), copy_bytes_per_second, dependent);
+  out.wall_s += kept_wall_s;
   return out;
 }
 

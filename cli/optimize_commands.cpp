@@ -112,7 +112,7 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "one is left and confirmed with --sessions; without --steps it runs until it stops.\n\n"
       "Each step is judged like `blaster bench --candidate STEP.cu --sessions N`: compiled, "
       "gated on every case, timed against the baseline in the same run, with the counters' "
-      "diagnosis. Its reward is the lower bound of the speedup's 95% interval (0 when rejected). "
+      "diagnosis. Its reward is the lower bound of the speedup's 95% interval (0 when rejected, and with one timing session, which gives no interval). "
       "A reply that is not a candidate is a recorded step (invalid_reply), and the loop goes on; "
       "a proposer that hangs past --reply-timeout, floods, or exits ends the session cleanly.\n\n"
       "Examples:\n"

@@ -46,7 +46,7 @@ command_fn add_serve_command(CLI::App& app, const global_options& global) {
       "(any JSON) comes back in the answer. Requests are judged one at a time, in the order "
       "they arrive. An answer is the step's feedback: status (ok, compileerror, wrongresult), "
       "reason, message, compile_log, time_us, speedup, speedup_interval, roofline_pct, "
-      "diagnosis and reward (the interval's low end after the gate, 0 when rejected), with "
+      "diagnosis and reward (the interval's low end after the gate; 0 when rejected or timed in one session), with "
       "run_id, step, bench_run_id and the CAS digests of the request and the source. A line "
       "that is not a candidate is answered as an invalid_reply step. Every request is a step of "
       "the serving run in the optimization memory; `blaster trajectories export --run R` "

@@ -9,6 +9,7 @@ namespace {
 
 // A compile log as feedback: enough to find the error, never a flood.
 constexpr std::size_t max_log_chars = 8192;
+constexpr int min_interval_sessions = 2;
 
 }  // namespace
 
@@ -17,9 +18,11 @@ void fill_outcome(const bench_report& report, attempt& a) {
   a.phase_ms = report.phase_ms;
   const variant_result* fastest = nullptr;
   const variant_result* rejected = nullptr;
+  const variant_result* baseline = nullptr;
   bool any = false;
   for (const variant_result& r : report.results) {
     if (r.baseline) {
+      if (baseline == nullptr) baseline = &r;
       if (r.time_us && !a.baseline_us) a.baseline_us = r.time_us;
       continue;
     }
@@ -52,11 +55,19 @@ void fill_outcome(const bench_report& report, attempt& a) {
   const variant_result& r = *fastest;
   a.reason.clear();
   a.message = r.message;
+  // The candidate passed, but a speedup needs the baseline's time of the same run: say why it
+  // has none, so that the missing reward is not taken for the candidate's fault.
+  if (baseline != nullptr && baseline->reason != reason_code::none) {
+    a.message = fmt::format("no speedup: the baseline was rejected in this run ({}: {})",
+                            to_string(baseline->reason), baseline->message);
+  }
   a.variant = r.label;
   a.params = r.params;
   a.time_us = r.time_us;
   a.speedup = r.speedup;
-  if (r.verdict) {
+  // One session's bootstrap can only draw that session again: its "interval" is the point
+  // estimate, which one lucky sample moves. An interval needs two sessions at least.
+  if (r.verdict && r.verdict->sessions >= min_interval_sessions) {
     a.speedup_low = r.verdict->speedup.low;
     a.speedup_high = r.verdict->speedup.high;
   }

@@ -372,6 +372,70 @@ TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
   EXPECT_EQ(bytes[1], static_cast<std::byte>(8));
 }
 
+// A worker's timing answer whose launches took `control_us` after a write elsewhere and
+// `poisoned_us` on freshly poisoned outputs, as one line for fd 3.
+std::string timing_line(double control_us, double poisoned_us) {
+  worker_result r;
+  timing_answer t;
+  t.samples.sample_us = {22.0, 22.0, 22.0};
+  t.samples.median_us = 22.0;
+  t.checks.poisoned = poisoned_launches{.source = "CUPTI kernel time",
+                                        .control_us = std::vector<double>(10, control_us),
+                                        .poisoned_us = std::vector<double>(10, poisoned_us),
+                                        .hot_us = 29.0,
+                                        .footprint_bytes = 1 << 20,
+                                        .poisoned_bytes = 1 << 19,
+                                        .l2_bytes = 60 << 20};
+  r.timing = t;
+  return nlohmann::json{{"result", to_json(r)}, {"ms", 1}}.dump();
+}
+
+// A kept stand-in whose launches on poisoned outputs come out slower than their control; a
+// one-shot stand-in (a fresh process) answers with `fresh_line`.
+std::filesystem::path dependence_worker(const std::filesystem::path& dir,
+                                        const std::string& fresh_line) {
+  const auto script = dir / "worker.sh";
+  std::ofstream out(script);
+  out << "#!/bin/sh\n"
+      << "[ \"$2\" = --serve ] || { echo '" << fresh_line << "' >&3; exit 0; }\n"
+      << "while read path; do echo '" << timing_line(30.0, 37.0) << "' >&3; done\n";
+  out.close();
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAnswerStands) {
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
+  const auto script = dependence_worker(dir_, timing_line(30.0, 30.5));
+  persistent_worker kept(kept_worker_argv(script));
+  const worker_launcher launcher{.executable = script, .dir = dir_, .kept = &kept};
+  worker_request request;
+  request.phase = worker_phase::time;
+  const timing_outcome honest =
+      run_timing(data, request, launcher, std::chrono::milliseconds(10'000), 4e12);
+  EXPECT_EQ(kept.started(), 1);
+  EXPECT_EQ(honest.reason, reason_code::none) << honest.message;
+  ASSERT_TRUE(honest.poisoned.has_value());
+  EXPECT_DOUBLE_EQ(honest.poisoned->poisoned_us.front(), 30.5) << "the fresh worker's launches";
+}
+
+TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
+  const auto script = dependence_worker(dir_, timing_line(30.0, 41.0));
+  persistent_worker kept(kept_worker_argv(script));
+  worker_request request;
+  request.phase = worker_phase::time;
+  const worker_launcher with_kept{.executable = script, .dir = dir_, .kept = &kept};
+  const timing_outcome cheat =
+      run_timing(data, request, with_kept, std::chrono::milliseconds(10'000), 4e12);
+  EXPECT_EQ(cheat.reason, reason_code::stale_in_timing);
+  EXPECT_NE(cheat.message.find("41.00 us"), std::string::npos) << cheat.message;
+  // Without a kept worker there is no second opinion: bench's own fresh worker decides.
+  const worker_launcher fresh{.executable = script, .dir = dir_};
+  EXPECT_EQ(run_timing(data, request, fresh, std::chrono::milliseconds(10'000), 4e12).reason,
+            reason_code::stale_in_timing);
+}
+
 TEST_F(GateData, RemovesItsFilesWhenDone) {
   std::filesystem::path inputs;
   {
