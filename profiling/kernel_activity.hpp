@@ -40,7 +40,8 @@ class kernel_activity {
 
 // What a timing asks of CUPTI: record from a point on, the kernels' device time since the last
 // question, and how often each kernel ran. CUPTI starts only at the first start(): once started
-// it slows every later launch a little, so samples that must not pay for it come first. Where
+// it slows every later launch a little, so samples that must not pay for it come first, and the
+// recorder's end detaches it, so that the process's later launches do not pay either. Where
 // CUPTI cannot start (a profiler such as Nsight Compute already holds it), start() says so and
 // the caller times by events alone.
 class kernel_recorder {
