@@ -10,6 +10,7 @@ namespace blaster {
 
 // Each task's reference.cpp defines one of these; a new task adds a declaration and a row.
 void cross_entropy_reference(const reference_context& io);
+void fused_add_rms_norm_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
 void layernorm_reference(const reference_context& io);
 void matmul_smallk_reference(const reference_context& io);
@@ -17,13 +18,16 @@ void matvec_reference(const reference_context& io);
 void newgelu_reference(const reference_context& io);
 void per_token_quant_reference(const reference_context& io);
 void relu_reference(const reference_context& io);
+void rms_norm_reference(const reference_context& io);
 void rmsnorm_reference(const reference_context& io);
 void softmax_reference(const reference_context& io);
 void sum_dim1_reference(const reference_context& io);
+void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 11> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 14> registry = {{
     {"cross_entropy", &cross_entropy_reference},
+    {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
     {"layernorm", &layernorm_reference},
     {"matmul_smallk", &matmul_smallk_reference},
@@ -31,9 +35,11 @@ constexpr std::array<std::pair<std::string_view, reference_fn>, 11> registry = {
     {"newgelu", &newgelu_reference},
     {"per_token_quant", &per_token_quant_reference},
     {"relu", &relu_reference},
+    {"rms_norm", &rms_norm_reference},
     {"rmsnorm", &rmsnorm_reference},
     {"softmax", &softmax_reference},
     {"sum_dim1", &sum_dim1_reference},
+    {"swiglu", &swiglu_reference},
 }};
 }  // namespace
 

@@ -1,0 +1,121 @@
+// The float64 references of the inference suite's norms and SwiGLU, on values worked out by hand,
+// through the real task.json files.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "benchmarking/gate_data.hpp"
+#include "core/dtype.hpp"
+#include "tasks/reference.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+namespace {
+
+using buffers = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// Runs the task's reference on one hand-made case; returns each output, filled with a value the
+// reference must overwrite beforehand.
+buffers run(const std::string& task_name, const std::map<std::string, double, std::less<>>& dims,
+            const buffers& inputs,
+            const std::vector<std::pair<std::string, std::size_t>>& outputs) {
+  const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + task_name);
+  const task_case c{.name = "hand", .note = "", .values = dims};
+  buffers out;
+  for (const auto& [name, size] : outputs)
+    out.emplace_back(name, std::vector<double>(size, -12345.0));
+  reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
+  for (const auto& [name, values] : inputs)
+    io.inputs.emplace(name, std::span<const double>(values));
+  for (auto& [name, values] : out) io.outputs.emplace(name, std::span<double>(values));
+  find_reference(task.reference)(io);
+  return out;
+}
+
+TEST(RmsNormReference, EachTokenIsScaledByItsOwnRootMeanSquareThenByTheWeight) {
+  // Token 0: x = (3, 4), mean square 12.5; token 1: x = (0, 2), mean square 2.
+  const auto out = run("rms_norm", {{"T", 2}, {"H", 2}},
+                       {{"x", {3.0, 4.0, 0.0, 2.0}}, {"weight", {1.0, 0.5}}}, {{"out", 4}});
+  const auto& o = out[0].second;
+  const double eps = 1e-5;
+  EXPECT_DOUBLE_EQ(o[0], 3.0 / std::sqrt(12.5 + eps));
+  EXPECT_DOUBLE_EQ(o[1], 4.0 / std::sqrt(12.5 + eps) * 0.5);
+  EXPECT_DOUBLE_EQ(o[2], 0.0);
+  EXPECT_DOUBLE_EQ(o[3], 2.0 / std::sqrt(2.0 + eps) * 0.5);
+}
+
+TEST(RmsNormReference, OneElementComesOutAsTheWeightScaledByItsShareOfEps) {
+  const auto out =
+      run("rms_norm", {{"T", 1}, {"H", 1}}, {{"x", {-2.0}}, {"weight", {3.0}}}, {{"out", 1}});
+  EXPECT_NEAR(out[0].second[0], -3.0, 1e-5);
+  EXPECT_GT(out[0].second[0], -3.0) << "eps makes |out| a little less than the weight";
+}
+
+TEST(FusedAddRmsNormReference, TheSumIsAnOutputAndWhatIsNormalized) {
+  // x + residual = (3, 4): the rms_norm case above, and the sum itself as residual_out.
+  const auto out = run("fused_add_rms_norm", {{"T", 1}, {"H", 2}},
+                       {{"x", {1.0, 6.0}}, {"residual", {2.0, -2.0}}, {"weight", {1.0, 0.5}}},
+                       {{"out", 2}, {"residual_out", 2}});
+  const double eps = 1e-5;
+  EXPECT_DOUBLE_EQ(out[0].second[0], 3.0 / std::sqrt(12.5 + eps));
+  EXPECT_DOUBLE_EQ(out[0].second[1], 4.0 / std::sqrt(12.5 + eps) * 0.5);
+  EXPECT_EQ(out[1].second, (std::vector<double>{3.0, 4.0}));
+}
+
+TEST(SwigluReference, TheGateHalfGoesThroughSiluAndScalesTheUpHalf) {
+  // Two tokens of I = 2: gates (0, 1) and (-1, 2), ups (5, 2) and (3, -1).
+  const auto out = run("swiglu", {{"T", 2}, {"I", 2}},
+                       {{"x", {0.0, 1.0, 5.0, 2.0, -1.0, 2.0, 3.0, -1.0}}}, {{"out", 4}});
+  const auto& o = out[0].second;
+  EXPECT_EQ(o[0], 0.0);
+  EXPECT_NEAR(o[1], 0.7310585786300049 * 2.0, 1e-15);  // silu(1) = 1 / (1 + 1/e)
+  EXPECT_NEAR(o[2], -0.2689414213699951 * 3.0, 1e-15);
+  EXPECT_NEAR(o[3], 1.7615941559557649 * -1.0, 1e-15);  // silu(2) = 2 / (1 + e^-2)
+}
+
+TEST(InferTasks, ServedShapesAndTheirDtypes) {
+  for (const char* name : {"rms_norm", "fused_add_rms_norm", "swiglu"}) {
+    SCOPED_TRACE(name);
+    const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + name);
+    for (const auto& b : task.buffers) EXPECT_EQ(b.type, dtype::bf16) << b.name;
+    std::vector<double> tokens;
+    for (const auto& c : task.cases) tokens.push_back(c.values.at("T"));
+    for (const double t : {1.0, 16.0, 128.0, 1024.0, 8192.0}) {
+      EXPECT_NE(std::find(tokens.begin(), tokens.end(), t), tokens.end()) << t << " tokens";
+    }
+  }
+}
+
+// Inputs drawn and references computed for every case small enough for a unit test: nothing that
+// the gate's task-design checks warn about (a constant output that would pass, a case too small
+// to tell kernels apart).
+TEST(InferTasks, TheirSmallCasesGiveTheGateNothingToWarnAbout) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("blaster-infer-tasks-" + std::to_string(::getpid()));
+  for (const char* name : {"rms_norm", "fused_add_rms_norm", "swiglu"}) {
+    SCOPED_TRACE(name);
+    task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + name);
+    std::erase_if(task.cases, [](const task_case& c) {
+      const double width = c.values.contains("H") ? c.values.at("H") : 2 * c.values.at("I");
+      return c.values.at("T") * width > 1e6;
+    });
+    ASSERT_GE(task.cases.size(), 4U);
+    std::filesystem::create_directories(dir);
+    const gate_data data(task, find_reference(task.reference), gate_seeds(11), dir,
+                         task.cases.front().name);
+    EXPECT_EQ(data.checks().size(), 3 * task.cases.size());
+    for (const auto& w : data.warnings()) ADD_FAILURE() << w;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace blaster
