@@ -20,12 +20,13 @@ void per_token_quant_reference(const reference_context& io);
 void relu_reference(const reference_context& io);
 void rms_norm_reference(const reference_context& io);
 void rmsnorm_reference(const reference_context& io);
+void rope_reference(const reference_context& io);
 void softmax_reference(const reference_context& io);
 void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 14> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 15> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
@@ -37,6 +38,7 @@ constexpr std::array<std::pair<std::string_view, reference_fn>, 14> registry = {
     {"relu", &relu_reference},
     {"rms_norm", &rms_norm_reference},
     {"rmsnorm", &rmsnorm_reference},
+    {"rope", &rope_reference},
     {"softmax", &softmax_reference},
     {"sum_dim1", &sum_dim1_reference},
     {"swiglu", &swiglu_reference},
