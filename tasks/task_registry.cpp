@@ -16,6 +16,7 @@ void gemv_reference(const reference_context& io);
 void layernorm_reference(const reference_context& io);
 void matmul_smallk_reference(const reference_context& io);
 void matvec_reference(const reference_context& io);
+void moe_route_reference(const reference_context& io);
 void newgelu_reference(const reference_context& io);
 void per_token_quant_reference(const reference_context& io);
 void relu_reference(const reference_context& io);
@@ -27,7 +28,7 @@ void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 16> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 17> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
@@ -35,6 +36,7 @@ constexpr std::array<std::pair<std::string_view, reference_fn>, 16> registry = {
     {"layernorm", &layernorm_reference},
     {"matmul_smallk", &matmul_smallk_reference},
     {"matvec", &matvec_reference},
+    {"moe_route", &moe_route_reference},
     {"newgelu", &newgelu_reference},
     {"per_token_quant", &per_token_quant_reference},
     {"relu", &relu_reference},

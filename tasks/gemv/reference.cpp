@@ -1,7 +1,7 @@
 // Decode's projection (a linear layer on a few tokens, the weight stored a row per output):
 //   y[m, n] = sum over k of x[m, k] * w[n, k]
-#include "core/parallel_for.hpp"
 #include "tasks/reference.hpp"
+#include "core/parallel_for.hpp"
 
 namespace blaster {
 

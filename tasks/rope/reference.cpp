@@ -3,8 +3,8 @@
 // position, c = cos_sin[p][i] and s = cos_sin[p][D/2 + i] for i < D/2,
 //   out[i]       = x[i] * c - x[D/2 + i] * s
 //   out[D/2 + i] = x[D/2 + i] * c + x[i] * s
-#include "core/parallel_for.hpp"
 #include "tasks/reference.hpp"
+#include "core/parallel_for.hpp"
 
 namespace blaster {
 namespace {

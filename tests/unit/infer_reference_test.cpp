@@ -103,15 +103,34 @@ TEST(GemvReference, EachOutputIsItsWeightRowDottedWithTheToken) {
   EXPECT_EQ(out[0].second, (std::vector<double>{1.0, 5.0, 12.0, -1.0, 0.5, 0.0}));
 }
 
+TEST(MoeRouteReference, TopTwoWithTiesToTheLowerIndexRenormalizedAndGroupedByExpert) {
+  // Four experts. Token 0 ties at 2 between experts 1 and 3, token 2 ties everywhere: the lower
+  // index goes first. Token 1's two are 3 and 1 apart: weights 1 / (1 + e^-2) and the rest.
+  const auto out = run("moe_route", {{"T", 3}, {"E", 4}},
+                       {{"logits", {0.0, 2.0, 1.0, 2.0, 3.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0}}},
+                       {{"weights", 6}, {"experts", 6}, {"order", 6}, {"offsets", 5}});
+  const auto& w = out[0].second;
+  EXPECT_DOUBLE_EQ(w[0], 0.5);
+  EXPECT_DOUBLE_EQ(w[1], 0.5);
+  EXPECT_NEAR(w[2], 0.8807970779778823, 1e-15);
+  EXPECT_NEAR(w[3], 0.11920292202211755, 1e-15);
+  EXPECT_DOUBLE_EQ(w[4], 0.5);
+  EXPECT_EQ(out[1].second, (std::vector<double>{1, 3, 0, 3, 0, 1}));
+  // Slots 2 and 4 chose expert 0, slots 0 and 5 expert 1, nobody expert 2, slots 1 and 3 expert 3.
+  EXPECT_EQ(out[2].second, (std::vector<double>{2, 4, 0, 5, 1, 3}));
+  EXPECT_EQ(out[3].second, (std::vector<double>{0, 2, 4, 4, 6}));
+}
+
 const std::vector<std::string> infer_tasks = {"rms_norm", "fused_add_rms_norm", "swiglu", "rope",
-                                              "gemv"};
+                                              "gemv",     "moe_route"};
 
 TEST(InferTasks, ServedShapesAndTheirDtypes) {
   for (const auto& name : infer_tasks) {
     SCOPED_TRACE(name);
     const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + name);
     for (const auto& b : task.buffers) {
-      if (is_floating(b.type)) EXPECT_EQ(b.type, dtype::bf16) << b.name;
+      if (b.role == buffer_role::input && is_floating(b.type))
+        EXPECT_EQ(b.type, dtype::bf16) << b.name;
     }
     // Decode's projection serves up to 16 tokens; the others, prefills too.
     const bool decode = name == "gemv";
@@ -136,7 +155,9 @@ TEST(InferTasks, TheirSmallCasesGiveTheGateNothingToWarnAbout) {
     if (v.contains("QH"))
       return std::max(v.at("T") * (v.at("QH") + v.at("KH")), v.at("P")) * v.at("D");
     if (v.contains("K")) return std::max(v.at("M"), v.at("N")) * v.at("K");
-    return v.at("T") * (v.contains("H") ? v.at("H") : 2 * v.at("I"));
+    if (v.contains("H")) return v.at("T") * v.at("H");
+    if (v.contains("I")) return v.at("T") * 2 * v.at("I");
+    return v.at("T") * 8;  // moe_route: a token's 8 logits
   };
   for (const auto& name : infer_tasks) {
     SCOPED_TRACE(name);
