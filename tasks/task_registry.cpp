@@ -14,6 +14,7 @@ void fused_add_rms_norm_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
 void gemv_reference(const reference_context& io);
 void layernorm_reference(const reference_context& io);
+void logits_topk_reference(const reference_context& io);
 void matmul_smallk_reference(const reference_context& io);
 void matvec_reference(const reference_context& io);
 void moe_route_reference(const reference_context& io);
@@ -28,12 +29,13 @@ void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 17> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 18> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
     {"gemv", &gemv_reference},
     {"layernorm", &layernorm_reference},
+    {"logits_topk", &logits_topk_reference},
     {"matmul_smallk", &matmul_smallk_reference},
     {"matvec", &matvec_reference},
     {"moe_route", &moe_route_reference},

@@ -121,23 +121,43 @@ TEST(MoeRouteReference, TopTwoWithTiesToTheLowerIndexRenormalizedAndGroupedByExp
   EXPECT_EQ(out[3].second, (std::vector<double>{0, 2, 4, 4, 6}));
 }
 
-const std::vector<std::string> infer_tasks = {"rms_norm", "fused_add_rms_norm", "swiglu", "rope",
-                                              "gemv",     "moe_route"};
+TEST(LogitsTopkReference, HighestFirstAndTiesInIdOrder) {
+  const auto out = run("logits_topk", {{"T", 2}, {"V", 5}, {"K", 3}},
+                       {{"logits", {1.0, 3.0, 3.0, 0.0, 2.0, -1.0, -2.0, -1.0, -1.0, 5.0}}},
+                       {{"values", 6}, {"ids", 6}});
+  EXPECT_EQ(out[0].second, (std::vector<double>{3.0, 3.0, 2.0, 5.0, -1.0, -1.0}));
+  EXPECT_EQ(out[1].second, (std::vector<double>{1.0, 2.0, 4.0, 4.0, 0.0, 2.0}));
+}
+
+// Each task, the symbol that counts its tokens, and the counts it must serve: prefills and
+// decodes of 1 to 8192 tokens; decode's projection up to 16; logits, one row per sequence, for
+// batches up to 1024.
+struct served_task {
+  std::string name;
+  std::string tokens;
+  std::vector<double> counts;
+};
+const std::vector<double> prefill = {1.0, 16.0, 128.0, 1024.0, 8192.0};
+const std::vector<served_task> infer_tasks = {{"rms_norm", "T", prefill},
+                                              {"fused_add_rms_norm", "T", prefill},
+                                              {"swiglu", "T", prefill},
+                                              {"rope", "T", prefill},
+                                              {"gemv", "M", {1.0, 16.0}},
+                                              {"moe_route", "T", prefill},
+                                              {"logits_topk", "T", {1.0, 16.0, 128.0, 1024.0}}};
 
 TEST(InferTasks, ServedShapesAndTheirDtypes) {
-  for (const auto& name : infer_tasks) {
-    SCOPED_TRACE(name);
-    const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + name);
+  for (const auto& served : infer_tasks) {
+    SCOPED_TRACE(served.name);
+    const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + served.name);
     for (const auto& b : task.buffers) {
-      if (b.role == buffer_role::input && is_floating(b.type))
+      if (b.role == buffer_role::input && is_floating(b.type)) {
         EXPECT_EQ(b.type, dtype::bf16) << b.name;
+      }
     }
-    // Decode's projection serves up to 16 tokens; the others, prefills too.
-    const bool decode = name == "gemv";
     std::vector<double> tokens;
-    for (const auto& c : task.cases) tokens.push_back(c.values.at(decode ? "M" : "T"));
-    for (const double t : decode ? std::vector<double>{1.0, 16.0}
-                                 : std::vector<double>{1.0, 16.0, 128.0, 1024.0, 8192.0}) {
+    for (const auto& c : task.cases) tokens.push_back(c.values.at(served.tokens));
+    for (const double t : served.counts) {
       EXPECT_NE(std::find(tokens.begin(), tokens.end(), t), tokens.end()) << t << " tokens";
     }
   }
@@ -157,11 +177,12 @@ TEST(InferTasks, TheirSmallCasesGiveTheGateNothingToWarnAbout) {
     if (v.contains("K")) return std::max(v.at("M"), v.at("N")) * v.at("K");
     if (v.contains("H")) return v.at("T") * v.at("H");
     if (v.contains("I")) return v.at("T") * 2 * v.at("I");
+    if (v.contains("V")) return v.at("T") * v.at("V");
     return v.at("T") * 8;  // moe_route: a token's 8 logits
   };
-  for (const auto& name : infer_tasks) {
-    SCOPED_TRACE(name);
-    task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + name);
+  for (const auto& served : infer_tasks) {
+    SCOPED_TRACE(served.name);
+    task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/" + served.name);
     std::erase_if(task.cases, [&](const task_case& c) { return largest(c) > 1.5e6; });
     ASSERT_GE(task.cases.size(), 2U);
     std::filesystem::create_directories(dir);
