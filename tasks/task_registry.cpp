@@ -10,6 +10,7 @@ namespace blaster {
 
 // Each task's reference.cpp defines one of these; a new task adds a declaration and a row.
 void cross_entropy_reference(const reference_context& io);
+void embedding_gather_reference(const reference_context& io);
 void fused_add_rms_norm_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
 void gemv_reference(const reference_context& io);
@@ -29,8 +30,9 @@ void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 18> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 19> registry = {{
     {"cross_entropy", &cross_entropy_reference},
+    {"embedding_gather", &embedding_gather_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
     {"gemv", &gemv_reference},

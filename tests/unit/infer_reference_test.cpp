@@ -129,6 +129,12 @@ TEST(LogitsTopkReference, HighestFirstAndTiesInIdOrder) {
   EXPECT_EQ(out[1].second, (std::vector<double>{1.0, 2.0, 4.0, 4.0, 0.0, 2.0}));
 }
 
+TEST(EmbeddingGatherReference, EachTokenGetsItsIdsRow) {
+  const auto out = run("embedding_gather", {{"T", 3}, {"V", 2}, {"H", 2}},
+                       {{"ids", {1.0, 0.0, 1.0}}, {"table", {1.0, 2.0, 3.0, 4.0}}}, {{"out", 6}});
+  EXPECT_EQ(out[0].second, (std::vector<double>{3.0, 4.0, 1.0, 2.0, 3.0, 4.0}));
+}
+
 // Each task, the symbol that counts its tokens, and the counts it must serve: prefills and
 // decodes of 1 to 8192 tokens; decode's projection up to 16; logits, one row per sequence, for
 // batches up to 1024.
@@ -144,7 +150,8 @@ const std::vector<served_task> infer_tasks = {{"rms_norm", "T", prefill},
                                               {"rope", "T", prefill},
                                               {"gemv", "M", {1.0, 16.0}},
                                               {"moe_route", "T", prefill},
-                                              {"logits_topk", "T", {1.0, 16.0, 128.0, 1024.0}}};
+                                              {"logits_topk", "T", {1.0, 16.0, 128.0, 1024.0}},
+                                              {"embedding_gather", "T", prefill}};
 
 TEST(InferTasks, ServedShapesAndTheirDtypes) {
   for (const auto& served : infer_tasks) {
@@ -175,9 +182,10 @@ TEST(InferTasks, TheirSmallCasesGiveTheGateNothingToWarnAbout) {
     if (v.contains("QH"))
       return std::max(v.at("T") * (v.at("QH") + v.at("KH")), v.at("P")) * v.at("D");
     if (v.contains("K")) return std::max(v.at("M"), v.at("N")) * v.at("K");
-    if (v.contains("H")) return v.at("T") * v.at("H");
     if (v.contains("I")) return v.at("T") * 2 * v.at("I");
+    if (v.contains("V") && v.contains("H")) return std::max(v.at("T"), v.at("V")) * v.at("H");
     if (v.contains("V")) return v.at("T") * v.at("V");
+    if (v.contains("H")) return v.at("T") * v.at("H");
     return v.at("T") * 8;  // moe_route: a token's 8 logits
   };
   for (const auto& served : infer_tasks) {
