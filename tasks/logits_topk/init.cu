@@ -41,8 +41,8 @@ extern "C" __global__ void logits_topk_naive(__nv_bfloat16* values, int* ids,
       if (threadIdx.x < half) {
         const int other = threadIdx.x + half;
         if (best_id[other] >= 0 &&
-            (best_id[threadIdx.x] < 0 ||
-             before(best_value[other], best_id[other], best_value[threadIdx.x], best_id[threadIdx.x]))) {
+            (best_id[threadIdx.x] < 0 || before(best_value[other], best_id[other],
+                                                best_value[threadIdx.x], best_id[threadIdx.x]))) {
           best_value[threadIdx.x] = best_value[other];
           best_id[threadIdx.x] = best_id[other];
         }

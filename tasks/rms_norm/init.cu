@@ -27,7 +27,7 @@ extern "C" __global__ void rms_norm_naive(__nv_bfloat16* out, const __nv_bfloat1
   }
   const float scale = rsqrtf(partial[0] / hidden + eps);
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
-    out[row + j] = __float2bfloat16(__bfloat162float(x[row + j]) * scale *
-                                    __bfloat162float(weight[j]));
+    out[row + j] =
+        __float2bfloat16(__bfloat162float(x[row + j]) * scale * __bfloat162float(weight[j]));
   }
 }
