@@ -14,7 +14,7 @@ struct suite_case {
 };
 
 struct suite_entry {
-  std::string id;  // KernelBench's number, "036"
+  std::string id;  // KernelBench's number ("036") or the suite's own ("i01")
   std::string task;
   std::vector<suite_case> cases;
 };

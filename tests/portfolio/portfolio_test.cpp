@@ -127,6 +127,19 @@ TEST_F(Portfolio, Core10SuiteNamesTenTasksAndTheirCases) {
   EXPECT_EQ(cases, 19U);  // layernorm's canonical shape is KernelBench's current one
 }
 
+TEST_F(Portfolio, InferSuiteTimesServedSizesAndOneTokenInGraphMode) {
+  const suite s = load_suite(BLASTER_SOURCE_DIR, "infer");
+  EXPECT_GE(s.entries.size(), 9U);
+  for (const auto& e : s.entries) {
+    SCOPED_TRACE(e.task);
+    EXPECT_GE(e.cases.size(), 4U) << "served sizes, not one shape";
+    for (const auto& c : e.cases) {
+      // One token is launch-bound: hot timing would measure the host's submission rate.
+      if (c.name == "t1") EXPECT_EQ(c.mode.value_or("hot"), "graph");
+    }
+  }
+}
+
 TEST_F(Portfolio, ABadSuiteNamesTheFileThePathAndTheFix) {
   auto message = [&](const std::string& text) {
     const auto file = write("bad.json", text);
