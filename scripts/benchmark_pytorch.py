@@ -43,12 +43,54 @@ MODELS = {
     "newgelu": lambda t, i, s: 0.5 * i["x"] * (1.0 + t.tanh(
         math.sqrt(2.0 / math.pi) * (i["x"] + 0.044715 * t.pow(i["x"], 3.0)))),
     "cross_entropy": lambda t, i, s: t.nn.functional.cross_entropy(i["logits"], i["targets"]),
+    # The inference suite: what a PyTorch serving stack calls for each op.
+    "rms_norm": lambda t, i, s: t.nn.functional.rms_norm(
+        i["x"], (s["H"],), i["weight"], s["eps"]),
+    "fused_add_rms_norm": lambda t, i, s: fused_add_rms_norm(t, i, s),
+    "swiglu": lambda t, i, s: t.nn.functional.silu(i["x"][:, :s["I"]]) * i["x"][:, s["I"]:],
+    "rope": lambda t, i, s: (rotate_half(t, i["q"], i, s), rotate_half(t, i["k"], i, s)),
+    "embedding_gather": lambda t, i, s: t.nn.functional.embedding(i["ids"], i["table"]),
+    "per_token_quant": lambda t, i, s: per_token_quant(t, i),
+    "gemv": lambda t, i, s: t.nn.functional.linear(i["x"], i["w"]),
+    "logits_topk": lambda t, i, s: t.topk(i["logits"], s["K"], dim=1),
+    "moe_route": lambda t, i, s: moe_route(t, i, s),
 }
 # torch.compile's mode per task, as the same-GPU anchors used it.
 COMPILE_MODES = {"matvec": "max-autotune-no-cudagraphs",
                  "matmul_smallk": "max-autotune-no-cudagraphs"}
 DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
           "i32": "int32", "i64": "int64"}
+
+
+def fused_add_rms_norm(torch, inputs, symbols):
+    residual = inputs["x"] + inputs["residual"]
+    return torch.nn.functional.rms_norm(residual, (symbols["H"],), inputs["weight"],
+                                        symbols["eps"]), residual
+
+
+def rotate_half(torch, x, inputs, symbols):
+    """The rotate-half rotary embedding of x[T, heads, D] at each token's position."""
+    half = symbols["D"] // 2
+    cos_sin = inputs["cos_sin"][inputs["positions"]].unsqueeze(1)  # [T, 1, D]
+    cos, sin = cos_sin[..., :half], cos_sin[..., half:]
+    first, second = x[..., :half], x[..., half:]
+    return torch.cat((first * cos - second * sin, second * cos + first * sin), dim=-1)
+
+
+def per_token_quant(torch, inputs):
+    x = inputs["x"].float()
+    scale = (x.abs().amax(dim=1, keepdim=True) / 448.0).clamp(min=1.0 / (448.0 * 512.0))
+    return (x / scale).to(torch.float8_e4m3fn), scale
+
+
+def moe_route(torch, inputs, symbols):
+    probabilities = torch.softmax(inputs["logits"].float(), dim=1)
+    weights, experts = torch.topk(probabilities, 2, dim=1)
+    weights = weights / weights.sum(dim=1, keepdim=True)
+    flat = experts.flatten()
+    order = torch.argsort(flat, stable=True)
+    offsets = torch.bincount(flat, minlength=symbols["E"]).cumsum(0)
+    return weights, experts, order, offsets
 
 
 def evaluate(expression, symbols):
