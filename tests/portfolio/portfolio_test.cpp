@@ -135,7 +135,9 @@ TEST_F(Portfolio, InferSuiteTimesServedSizesAndOneTokenInGraphMode) {
     EXPECT_GE(e.cases.size(), 4U) << "served sizes, not one shape";
     for (const auto& c : e.cases) {
       // One token is launch-bound: hot timing would measure the host's submission rate.
-      if (c.name == "t1") EXPECT_EQ(c.mode.value_or("hot"), "graph");
+      if (c.name == "t1") {
+        EXPECT_EQ(c.mode.value_or("hot"), "graph");
+      }
     }
   }
 }
