@@ -1,12 +1,22 @@
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/case_summary.hpp"
 #include "benchmarking/result_printer.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "cli/task_flags.hpp"
+#include "core/error.hpp"
+#include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
+#include "tasks/task_spec.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -27,8 +37,78 @@ struct bench_flags {
   bool sanitize = false;
   bool profile = false;
   bool ncu = false;
+  std::string cases;  // --cases: "all" or names separated by commas
   compile_limit_flags compile;
 };
+
+// The cases `--cases` names, with the weights task.json gives them.
+std::vector<timed_case> cases_named(const bench_options& options, const std::string& list) {
+  const task_spec task = load_task(options.root / "tasks" / options.task);
+  std::vector<timed_case> cases;
+  if (list == "all") {
+    for (const auto& c : task.cases) cases.push_back({.name = c.name, .weight = c.weight});
+    return cases;
+  }
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name.empty()) continue;
+    const task_case& c = task.find_case(name);  // an unknown name lists the task's cases
+    if (std::any_of(cases.begin(), cases.end(),
+                    [&](const timed_case& t) { return t.name == name; })) {
+      BLASTER_INPUT_ERROR("--cases names {} twice", name);
+    }
+    cases.push_back({.name = c.name, .weight = c.weight});
+  }
+  if (cases.empty()) BLASTER_INPUT_ERROR("--cases names no case; give \"all\" or case names");
+  return cases;
+}
+
+// One bench run per case, each printed as bench prints it, then every variant over the cases.
+int run_cases(const global_options& global, bench_options options, const std::string& list,
+              bool console) {
+  const std::vector<timed_case> cases = cases_named(options, list);
+  store records(resolve_home(global.home));
+  std::vector<bench_report> reports;
+  nlohmann::json runs = nlohmann::json::array();
+  const std::string command = options.command;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    options.timed_case = cases[k].name;
+    options.command = fmt::format("{} (case {} of {})", command, k + 1, cases.size());
+    spdlog::info("case {} ({} of {})", cases[k].name, k + 1, cases.size());
+    reports.push_back(run_bench(options, records));
+    const bench_report& report = reports.back();
+    if (!report.gpu) {
+      const std::string no_gpu =
+          fmt::format("correctness and timing need a GPU: {}", report.gpu_unavailable);
+      if (global.json) {
+        nlohmann::json j = to_json(report);
+        j["error"] = error_json("no_gpu", no_gpu)["error"];
+        std::cout << j.dump(2) << '\n';
+      } else {
+        make_renderer(global.format)->render(compile_table(report), std::cout);
+      }
+      std::cerr << "blaster: " << no_gpu << '\n';
+      return static_cast<int>(exit_no_gpu);
+    }
+    if (global.json) {
+      runs.push_back(to_json(report));
+    } else {
+      std::cout << fmt::format(
+          "== case {}{}\n", cases[k].name,
+          cases[k].weight == 1.0 ? "" : fmt::format(" (weight {:g})", cases[k].weight));
+      make_renderer(global.format)->render(bench_table(report, console), std::cout);
+      std::cout << '\n';
+    }
+  }
+  const auto summary = summarize_cases(cases, reports);
+  if (global.json) {
+    std::cout << nlohmann::json{{"runs", runs}, {"summary", to_json(cases, summary)}}.dump(2)
+              << '\n';
+  } else {
+    for (const auto& line : case_summary_lines(cases, summary)) std::cout << line << '\n';
+  }
+  return static_cast<int>(exit_ok);
+}
 
 std::string command_line(const bench_flags& f) {
   std::string line = task_arguments("bench", f.run);
@@ -40,6 +120,7 @@ std::string command_line(const bench_flags& f) {
   if (f.sanitize) line += " --sanitize";
   if (f.profile) line += " --profile";
   if (f.ncu) line += " --ncu";
+  if (!f.cases.empty()) line += " --cases " + f.cases;
   line += compile_limit_arguments(f.compile);
   return line;
 }
@@ -132,6 +213,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--ncu", flags->ncu,
                 "with --profile: also Nsight Compute's report of each variant's kernels, stored "
                 "in the CAS, with its counters beside CUPTI's (where ncu is installed)");
+  cmd->add_option("--cases", flags->cases,
+                  "time each of these cases (\"all\", or names separated by commas) in a run of "
+                  "its own, and print each variant's speedup per case with their geometric mean, "
+                  "weighted by each case's \"weight\" in task.json (how often that size is served)")
+      ->excludes(cmd->get_option("--case"));
   add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {
@@ -156,6 +242,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.command = command_line(*flags);
     // The console table keeps its columns; the other formats carry every metric.
     const bool console = global.format == "table";
+    if (!flags->cases.empty()) return run_cases(global, options, flags->cases, console);
     return run_and_print(global, options, "correctness and timing need a GPU",
                          [console](const bench_report& report) {
                            return report.gpu ? bench_table(report, console) : compile_table(report);

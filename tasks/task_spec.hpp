@@ -52,6 +52,9 @@ struct task_case {
   std::map<std::string, double, std::less<>> values;  // symbol -> value for this case
   // KernelBench's current size, far above the one it was first published with.
   bool large = false;
+  // How often this size is served relative to the task's other cases: its share of the mean
+  // over the cases that `bench --cases` reports.
+  double weight = 1.0;
   // input buffer -> how this case draws it instead of the buffer's own "init"
   std::map<std::string, distribution, std::less<>> init = {};
 };

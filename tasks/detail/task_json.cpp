@@ -240,10 +240,15 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   for (std::size_t i = 0; i < j["cases"].size(); ++i) {
     const json& c = j["cases"][i];
     const std::string where = fmt::format("cases[{}]", i);
-    r.only_keys(c, where, {"name", "note", "canonical", "large", "symbols", "init"});
+    r.only_keys(c, where, {"name", "note", "canonical", "large", "weight", "symbols", "init"});
     task_case tc;
     tc.name = r.text(c, where, "name");
     tc.note = r.text(c, where, "note", "");
+    tc.weight = r.number(c, where, "weight", 1.0);
+    if (!(tc.weight > 0.0 && std::isfinite(tc.weight))) {
+      r.fail(where + ".weight",
+             "must be a positive number: how often this size is served, relative to the others");
+    }
     for (const char* flag : {"canonical", "large"}) {
       if (c.contains(flag) && !c[flag].is_boolean()) {
         r.fail(fmt::format("{}.{}", where, flag), "must be true or false");

@@ -117,6 +117,20 @@ TEST_F(BlasterCli, EveryCore10KernelCompilesForSm90a) {
   }
 }
 
+TEST_F(BlasterCli, BenchCasesCompilesOnceThenNeedsAGpuAndRefusesUnknownCases) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: each case would be timed";
+  const auto r = run("bench --task rms_norm --cases t1,t16 --samples 10");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("rms_norm_regs[THREADS=128]"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("correctness and timing need a GPU"), std::string::npos) << r.err;
+
+  const auto unknown = run("bench --task rms_norm --cases t1,t7");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no case \"t7\" (cases: t8192"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run("bench --task rms_norm --cases t1,t1").exit_code, 2);
+  EXPECT_EQ(run("bench --task rms_norm --cases t1 --case t16").exit_code, 2);
+}
+
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {
   const auto r = run("bench --task no_such_task");
   EXPECT_EQ(r.exit_code, 2);
