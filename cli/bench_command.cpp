@@ -41,28 +41,6 @@ struct bench_flags {
   compile_limit_flags compile;
 };
 
-// The cases `--cases` names, with the weights task.json gives them.
-std::vector<timed_case> cases_named(const bench_options& options, const std::string& list) {
-  const task_spec task = load_task(options.root / "tasks" / options.task);
-  std::vector<timed_case> cases;
-  if (list == "all") {
-    for (const auto& c : task.cases) cases.push_back({.name = c.name, .weight = c.weight});
-    return cases;
-  }
-  std::stringstream names(list);
-  for (std::string name; std::getline(names, name, ',');) {
-    if (name.empty()) continue;
-    const task_case& c = task.find_case(name);  // an unknown name lists the task's cases
-    if (std::any_of(cases.begin(), cases.end(),
-                    [&](const timed_case& t) { return t.name == name; })) {
-      BLASTER_INPUT_ERROR("--cases names {} twice", name);
-    }
-    cases.push_back({.name = c.name, .weight = c.weight});
-  }
-  if (cases.empty()) BLASTER_INPUT_ERROR("--cases names no case; give \"all\" or case names");
-  return cases;
-}
-
 // One bench run per case, each printed as bench prints it, then every variant over the cases.
 int run_cases(const global_options& global, bench_options options, const std::string& list,
               bool console) {

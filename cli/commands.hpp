@@ -33,6 +33,8 @@ command_fn add_serve_command(CLI::App& app, const global_options& global);
 command_fn add_eval_command(CLI::App& app, const global_options& global);
 command_fn add_memory_command(CLI::App& app, const global_options& global);
 command_fn add_trajectories_command(CLI::App& app, const global_options& global);
+// Tuned tables of a candidate's params per served size: cli/tune_command.cpp.
+command_fn add_tune_command(CLI::App& app, const global_options& global);
 
 // `blaster verify`: the bundle was read, and it does not hold.
 inline constexpr int exit_not_verified = 4;

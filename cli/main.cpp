@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
       "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
       "  blaster bench --task rmsnorm    check and time them on the GPU\n"
       "  blaster profile --task rmsnorm  their hardware counters, and why each is as fast as it is\n"
+      "  blaster tune --task T --candidate F --cases ...  its best params at each served size\n"
       "  blaster runs / show RUN         what the store recorded\n"
       "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
       "  blaster compare A B             two runs, variant by variant: FAST, SLOW, SAME\n"
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
       add_optimize_command(app, global), add_proposer_command(app, global),
       add_serve_command(app, global), add_eval_command(app, global),
       add_memory_command(app, global),
-      add_trajectories_command(app, global)};
+      add_trajectories_command(app, global), add_tune_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

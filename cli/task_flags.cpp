@@ -1,12 +1,16 @@
 #include "cli/task_flags.hpp"
 
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cli/error_report.hpp"
+#include "core/error.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
+#include "tasks/task_spec.hpp"
 
 namespace blaster::cli {
 
@@ -51,6 +55,27 @@ int run_and_print(const global_options& global, const bench_options& options,
     return static_cast<int>(exit_no_gpu);
   }
   return static_cast<int>(exit_ok);
+}
+
+std::vector<timed_case> cases_named(const bench_options& options, const std::string& list) {
+  const task_spec task = load_task(options.root / "tasks" / options.task);
+  std::vector<timed_case> cases;
+  if (list == "all") {
+    for (const auto& c : task.cases) cases.push_back({.name = c.name, .weight = c.weight});
+    return cases;
+  }
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name.empty()) continue;
+    const task_case& c = task.find_case(name);  // an unknown name lists the task's cases
+    if (std::any_of(cases.begin(), cases.end(),
+                    [&](const timed_case& t) { return t.name == name; })) {
+      BLASTER_INPUT_ERROR("--cases names {} twice", name);
+    }
+    cases.push_back({.name = c.name, .weight = c.weight});
+  }
+  if (cases.empty()) BLASTER_INPUT_ERROR("--cases names no case; give \"all\" or case names");
+  return cases;
 }
 
 std::string task_arguments(const std::string& command, const task_flags& flags) {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/case_summary.hpp"
 #include "cli/cli_context.hpp"
 #include "evidence/result_table.hpp"
 
@@ -32,6 +33,10 @@ void add_task_flags(CLI::App& command, task_flags& flags, const std::string& cas
 // rmsnorm --candidate f.cu".
 void apply(const task_flags& flags, bench_options& options);
 std::string task_arguments(const std::string& command, const task_flags& flags);
+
+// The cases a --cases list names ("all", or names separated by commas) with the weights
+// task.json gives them; an unknown or repeated name is an input_error that lists the cases.
+std::vector<timed_case> cases_named(const bench_options& options, const std::string& list);
 
 // Runs `options` on the store of --home and prints the report: its JSON with --json, else
 // `table` of it in --format (nothing where `table` gives none). Without a GPU the output carries

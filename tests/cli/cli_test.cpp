@@ -131,6 +131,21 @@ TEST_F(BlasterCli, BenchCasesCompilesOnceThenNeedsAGpuAndRefusesUnknownCases) {
   EXPECT_EQ(run("bench --task rms_norm --cases t1 --case t16").exit_code, 2);
 }
 
+TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: each case would be tuned";
+  const auto r = run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+                     "--cases t1,t16");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("tuning needs a GPU"), std::string::npos) << r.err;
+  const auto none = run("tune --task rms_norm --cases t1");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("one --candidate file"), std::string::npos) << none.err;
+  const auto size = run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+                        "--cases t1 --size Q");
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("no symbol Q"), std::string::npos) << size.err;
+}
+
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {
   const auto r = run("bench --task no_such_task");
   EXPECT_EQ(r.exit_code, 2);

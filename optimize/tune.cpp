@@ -1,0 +1,113 @@
+#include "optimize/tune.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "evidence/store.hpp"
+
+namespace blaster {
+
+tuned_case best_of(const bench_report& report, const std::string& case_name, std::int64_t size) {
+  tuned_case out{.case_name = case_name, .size = size, .run_id = report.run_id};
+  const variant_result* best = nullptr;
+  const variant_result* first = nullptr;
+  for (const variant_result& r : report.results) {
+    if (r.baseline) continue;
+    if (first == nullptr) first = &r;
+    if (r.status != "passed" || r.screened || !r.time_us) continue;
+    if (best == nullptr || *r.time_us < *best->time_us) best = &r;
+  }
+  if (first != nullptr) out.default_label = first->label;
+  if (best == nullptr) {
+    out.why = first == nullptr ? "the run has no variant of the candidate"
+                               : "no variant of the candidate passed and was confirmed";
+    return out;
+  }
+  tuned_entry e{.size = size, .params = best->params, .time_us = best->time_us};
+  // The speedup's paired-bootstrap interval, over the baseline's time, bounds this time.
+  const variant_result* baseline = nullptr;
+  for (const variant_result& r : report.results) {
+    if (r.baseline && r.time_us) baseline = &r;
+  }
+  if (best->verdict && baseline != nullptr && best->verdict->speedup.low > 0.0) {
+    e.interval_us = std::make_pair(*baseline->time_us / best->verdict->speedup.high,
+                                   *baseline->time_us / best->verdict->speedup.low);
+  }
+  if (first->status == "passed" && first->time_us) e.default_time_us = first->time_us;
+  out.label = best->label;
+  out.entry = std::move(e);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task,
+                                                           const task_case& c,
+                                                           const std::string& size_symbol,
+                                                           const bench_report& report) {
+  std::vector<std::pair<std::string, std::string>> key;
+  for (const auto& s : task.symbols) {
+    if (s.name == size_symbol || is_floating(s.type)) continue;
+    key.emplace_back(s.name, fmt::format("{}", static_cast<std::int64_t>(task.value(c, s.name))));
+  }
+  key.emplace_back("device_name", report.device ? device_name_key(report.device->name) : "none");
+  key.emplace_back("dtype", report.dtype);
+  key.emplace_back("nvrtc", report.nvrtc);
+  if (report.device) {
+    key.emplace_back("driver", fmt::format("{}.{}", report.device->driver_version / 1000,
+                                           report.device->driver_version % 1000 / 10));
+  }
+  return key;
+}
+
+tune_result run_tune(const tune_options& options, store& records) {
+  const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
+  if (task.find_symbol(options.size_symbol) == nullptr) {
+    BLASTER_INPUT_ERROR(
+        "task {} has no symbol {} to key the table by; give --size one of its "
+        "symbols",
+        task.name, options.size_symbol);
+  }
+  tune_result out;
+  for (std::size_t k = 0; k < options.cases.size(); ++k) {
+    const task_case& c = task.find_case(options.cases[k].name);
+    bench_options b = options.bench;
+    b.timed_case = c.name;
+    b.command =
+        fmt::format("{} (case {} of {})", options.bench.command, k + 1, options.cases.size());
+    spdlog::info("case {} ({} of {})", c.name, k + 1, options.cases.size());
+    const bench_report report = run_bench(b, records);
+    if (!report.gpu) {
+      out.gpu = false;
+      out.gpu_unavailable = report.gpu_unavailable;
+      return out;
+    }
+    const auto size = static_cast<std::int64_t>(task.value(c, options.size_symbol));
+    tuned_case tc = best_of(report, c.name, size);
+    if (tc.entry) {
+      const auto key = table_key(task, c, options.size_symbol, report);
+      auto table = std::find_if(out.tables.begin(), out.tables.end(),
+                                [&](const tuned_table& t) { return t.key == key; });
+      if (table == out.tables.end()) {
+        out.tables.push_back(
+            {.key = key,
+             .about = {{"task", task.name},
+                       {"candidate", options.bench.candidates.front().filename().string()},
+                       {"blaster_revision", report.blaster_revision}},
+             .entries = {}});
+        table = std::prev(out.tables.end());
+      }
+      // Two cases of one size in one shape: the later run is the entry.
+      std::erase_if(table->entries, [&](const tuned_entry& e) { return e.size == size; });
+      table->entries.push_back(*tc.entry);
+      std::sort(table->entries.begin(), table->entries.end(),
+                [](const tuned_entry& a, const tuned_entry& b) { return a.size < b.size; });
+    }
+    out.cases.push_back(std::move(tc));
+  }
+  return out;
+}
+
+}  // namespace blaster

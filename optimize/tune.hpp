@@ -1,0 +1,63 @@
+#pragma once
+
+// `blaster tune`: for each case, every params combination of one candidate gated and timed in a
+// first session, the fastest few confirmed under the session protocol (bench's --confirm-best);
+// the fastest confirmed one at each size is that size's entry of a tuned table in the engines'
+// format (tuned_table.hpp), one table per shape.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "benchmarking/bench_report.hpp"
+#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/case_summary.hpp"
+#include "optimize/tuned_table.hpp"
+#include "tasks/task_spec.hpp"
+
+namespace blaster {
+
+class store;
+
+struct tune_options {
+  // The task, its one candidate file, timing and the confirmation protocol (sessions,
+  // confirm_best); timed_case is set per case.
+  bench_options bench;
+  std::vector<timed_case> cases;
+  std::string size_symbol;  // what the table's entries are keyed by: "T" (tokens) or "M"
+};
+
+// What one case's run came to.
+struct tuned_case {
+  std::string case_name;
+  std::int64_t size = 0;
+  std::optional<tuned_entry> entry{};  // none where no variant of the candidate passed
+  std::string label{};                 // the entry's variant
+  std::string default_label{};         // the candidate's first configuration
+  std::string why{};                   // where there is no entry
+  std::int64_t run_id = 0;
+};
+
+struct tune_result {
+  std::vector<tuned_case> cases;
+  std::vector<tuned_table> tables;  // one per shape, in the order the cases first name it
+  bool gpu = true;
+  std::string gpu_unavailable;
+};
+
+// A case's entry from its bench report: the fastest variant of the candidate that passed and
+// was confirmed (not screened out), its time's 95% interval from its speedup's over the
+// baseline's time, and the time of the candidate's first configuration in the same run.
+tuned_case best_of(const bench_report& report, const std::string& case_name, std::int64_t size);
+
+// The file name's pairs of the table a case belongs to: the task's integer symbols but the size,
+// at the case's values, then the device, the dtype and the toolchain.
+std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task,
+                                                           const task_case& c,
+                                                           const std::string& size_symbol,
+                                                           const bench_report& report);
+
+tune_result run_tune(const tune_options& options, store& records);
+
+}  // namespace blaster

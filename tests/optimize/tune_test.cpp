@@ -1,0 +1,80 @@
+// blaster tune's choice at one size, from a bench report, and the table a case belongs to.
+#include "optimize/tune.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace blaster {
+namespace {
+
+variant_result variant(const std::string& label, std::map<std::string, std::string> params,
+                       std::optional<double> time_us, bool baseline = false) {
+  variant_result r;
+  r.label = label;
+  r.params = std::move(params);
+  r.baseline = baseline;
+  r.status = time_us ? "passed" : "rejected";
+  if (!time_us) r.reason = reason_code::wrong_result;
+  r.time_us = time_us;
+  return r;
+}
+
+bench_report report_of(std::vector<variant_result> results) {
+  bench_report r;
+  r.run_id = 7;
+  r.results = std::move(results);
+  return r;
+}
+
+TEST(TuneBestOf, TheFastestConfirmedVariantWithItsIntervalAndTheDefaultsTime) {
+  auto fast = variant("k[B=256]", {{"B", "256"}}, 10.0);
+  fast.verdict = verdict_result{};
+  fast.verdict->speedup.point = 4.0;
+  fast.verdict->speedup.low = 3.9;
+  fast.verdict->speedup.high = 4.2;
+  auto screened = variant("k[B=512]", {{"B", "512"}}, 9.0);
+  screened.screened = true;  // faster in the first session alone: not confirmed
+  const auto c =
+      best_of(report_of({variant("init", {}, 40.0, true), variant("k[B=128]", {{"B", "128"}}, 12.0),
+                         fast, screened, variant("k[B=1024]", {{"B", "1024"}}, std::nullopt)}),
+              "t16", 16);
+  ASSERT_TRUE(c.entry.has_value()) << c.why;
+  EXPECT_EQ(c.label, "k[B=256]");
+  EXPECT_EQ(c.default_label, "k[B=128]");
+  EXPECT_EQ(c.entry->size, 16);
+  EXPECT_EQ(c.entry->params.at("B"), "256");
+  EXPECT_EQ(*c.entry->time_us, 10.0);
+  EXPECT_EQ(*c.entry->default_time_us, 12.0);
+  ASSERT_TRUE(c.entry->interval_us.has_value());
+  EXPECT_DOUBLE_EQ(c.entry->interval_us->first, 40.0 / 4.2);
+  EXPECT_DOUBLE_EQ(c.entry->interval_us->second, 40.0 / 3.9);
+  EXPECT_EQ(c.run_id, 7);
+}
+
+TEST(TuneBestOf, NoEntryWhereNoVariantPassed) {
+  const auto c = best_of(report_of({variant("init", {}, 40.0, true),
+                                    variant("k[B=128]", {{"B", "128"}}, std::nullopt)}),
+                         "t1", 1);
+  EXPECT_FALSE(c.entry.has_value());
+  EXPECT_NE(c.why.find("no variant"), std::string::npos) << c.why;
+}
+
+TEST(TuneTableKey, TheShapeWithoutTheSizeThenDeviceDtypeAndToolchain) {
+  const task_spec task =
+      load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rms_norm");
+  bench_report r;
+  r.dtype = "bf16";
+  r.nvrtc = "13.0";
+  r.device = cuda::device_properties{};
+  r.device->name = "NVIDIA H200";
+  r.device->driver_version = 13000;
+  const auto key = table_key(task, task.find_case("t16"), "T", r);
+  EXPECT_EQ(tuned_file_name(key),
+            "H=4096,device_name=NVIDIA_H200,dtype=bf16,nvrtc=13.0,driver=13.0.json");
+  // 70B's hidden size is another shape, so another table.
+  EXPECT_NE(table_key(task, task.find_case("h8192_t1"), "T", r), key);
+}
+
+}  // namespace
+}  // namespace blaster
