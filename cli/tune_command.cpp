@@ -19,7 +19,8 @@ struct tune_flags {
   std::string size = "T";
   int sessions = 5;
   int confirm_best = 2;
-  std::filesystem::path out;  // empty: kernels/<task>/tuned/
+  std::filesystem::path out;    // empty: kernels/<task>/tuned/
+  std::filesystem::path check;  // --check: a table to measure again
   compile_limit_flags compile;
 };
 
@@ -35,6 +36,67 @@ std::string entry_line(const tuned_case& c) {
                         *e.default_time_us / *e.time_us);
   }
   return line + fmt::format("  run {}", c.run_id);
+}
+
+std::string checked_line(const checked_entry& e) {
+  const std::string where = fmt::format("{:>6}  {:<10}", e.size, e.case_name);
+  if (!e.why.empty() && !e.now.entry) return fmt::format("{}  not measured: {}", where, e.why);
+  if (!e.now.entry) return fmt::format("{}  no configuration passed: {}", where, e.now.why);
+  const tuned_entry& now = *e.now.entry;
+  if (e.still_best)
+    return fmt::format("{}  still the best: {} {:.2f} us", where, e.now.label, *now.time_us);
+  std::string line =
+      fmt::format("{}  NO LONGER THE BEST: now {} {:.2f} us", where, e.now.label, *now.time_us);
+  if (now.interval_us)
+    line += fmt::format(" [{:.2f}, {:.2f}]", now.interval_us->first, now.interval_us->second);
+  if (e.table_label.empty()) return line + "; " + e.why;
+  line += fmt::format("; the table's {} ", e.table_label);
+  line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
+  return line + (e.table_screened ? " (screened out after the first session)" : "");
+}
+
+// `tune --check`: prints each entry's state; exit 1 where one is no longer the best.
+int run_check(const global_options& global, const tune_options& options,
+              const std::filesystem::path& file) {
+  const tuned_table table = read_tuned_table(file);
+  store records(resolve_home(global.home));
+  const check_result result = check_tuned_table(options, table, records);
+  if (!result.gpu) {
+    const std::string no_gpu = fmt::format("tuning needs a GPU: {}", result.gpu_unavailable);
+    if (global.json) std::cout << error_json("no_gpu", no_gpu).dump(2) << '\n';
+    std::cerr << "blaster: " << no_gpu << '\n';
+    return static_cast<int>(exit_no_gpu);
+  }
+  bool stale = false;
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : result.entries) {
+    stale |= !e.still_best;
+    entries.push_back(
+        {{"size", e.size},
+         {"case", e.case_name},
+         {"still_best", e.still_best},
+         {"best_now", e.now.label},
+         {"best_now_us", e.now.entry ? nlohmann::json(*e.now.entry->time_us) : nullptr},
+         {"table_configuration", e.table_label},
+         {"table_configuration_us", e.table_time_us ? nlohmann::json(*e.table_time_us) : nullptr},
+         {"table_configuration_screened", e.table_screened},
+         {"why", e.why},
+         {"run_id", e.now.run_id}});
+  }
+  if (global.json) {
+    std::cout << nlohmann::json{{"table", file.string()},
+                                {"entries", entries},
+                                {"mismatches", result.mismatches}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "checking " << file.string() << '\n';
+    for (const auto& m : result.mismatches) {
+      std::cout << "not tuned here: " << m << '\n';
+    }
+    for (const auto& e : result.entries) std::cout << checked_line(e) << '\n';
+  }
+  return stale ? 1 : static_cast<int>(exit_ok);
 }
 
 }  // namespace
@@ -62,8 +124,12 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
   add_task_flags(*cmd, flags->run, "");
   cmd->remove_option(cmd->get_option("--case"));  // each case of --cases is timed in turn
   cmd->add_option("--cases", flags->cases,
-                  "the cases to tune at (\"all\", or names separated by commas): one entry each")
-      ->required();
+                  "the cases to tune at (\"all\", or names separated by commas): one entry each");
+  cmd->add_option("--check", flags->check,
+                  "measure a tuned table's entries again, each at its size as tune measures it, "
+                  "and say which are no longer the best (exit 1 where one is not)")
+      ->check(CLI::ExistingFile)
+      ->excludes(cmd->get_option("--cases"));
   cmd->add_option("--size", flags->size,
                   "the symbol the table's entries are keyed by (tokens: T; rows: M)")
       ->capture_default_str();
@@ -93,10 +159,16 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
     options.bench.sessions = flags->sessions;
     options.bench.confirm_best = flags->confirm_best;
     options.bench.compile = to_compile_limits(flags->compile);
-    options.bench.command = task_arguments("tune", flags->run) + " --cases " + flags->cases +
-                            " --size " + flags->size + compile_limit_arguments(flags->compile);
-    options.cases = cases_named(options.bench, flags->cases);
+    options.bench.command =
+        task_arguments("tune", flags->run) +
+        (flags->check.empty() ? " --cases " + flags->cases : " --check " + flags->check.string()) +
+        " --size " + flags->size + compile_limit_arguments(flags->compile);
     options.size_symbol = flags->size;
+    if (!flags->check.empty()) return run_check(global, options, flags->check);
+    if (flags->cases.empty()) {
+      BLASTER_INPUT_ERROR("tune needs --cases (the sizes to tune at) or --check TABLE");
+    }
+    options.cases = cases_named(options.bench, flags->cases);
     store records(resolve_home(global.home));
     const tune_result result = run_tune(options, records);
     if (!result.gpu) {

@@ -110,4 +110,67 @@ tune_result run_tune(const tune_options& options, store& records) {
   return out;
 }
 
+std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
+                    std::int64_t size) {
+  for (const auto& c : task.cases) {
+    if (static_cast<std::int64_t>(task.value(c, size_symbol)) != size) continue;
+    bool same_shape = true;
+    for (const auto& s : task.symbols) {
+      if (s.name == size_symbol || is_floating(s.type)) continue;
+      same_shape &= table.key_value(s.name) ==
+                    fmt::format("{}", static_cast<std::int64_t>(task.value(c, s.name)));
+    }
+    if (same_shape) return c.name;
+  }
+  return {};
+}
+
+check_result check_tuned_table(const tune_options& options, const tuned_table& table,
+                               store& records) {
+  const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
+  check_result out;
+  for (const tuned_entry& entry : table.entries) {
+    checked_entry checked{.size = entry.size};
+    checked.case_name = case_of(task, table, options.size_symbol, entry.size);
+    if (checked.case_name.empty()) {
+      checked.why = fmt::format("task {} has no case of {}={} in this table's shape", task.name,
+                                options.size_symbol, entry.size);
+      out.entries.push_back(std::move(checked));
+      continue;
+    }
+    bench_options b = options.bench;
+    b.timed_case = checked.case_name;
+    b.command = fmt::format("{} (entry {})", options.bench.command, entry.size);
+    spdlog::info("entry {} (case {})", entry.size, checked.case_name);
+    const bench_report report = run_bench(b, records);
+    if (!report.gpu) {
+      out.gpu = false;
+      out.gpu_unavailable = report.gpu_unavailable;
+      return out;
+    }
+    if (out.entries.empty() && out.mismatches.empty()) {
+      const task_case& c = task.find_case(checked.case_name);
+      for (const auto& [name, value] : table_key(task, c, options.size_symbol, report)) {
+        if (table.key_value(name) != value) {
+          out.mismatches.push_back(fmt::format("{}: the table's {}, this machine's {}", name,
+                                               table.key_value(name), value));
+        }
+      }
+    }
+    checked.now = best_of(report, checked.case_name, entry.size);
+    for (const variant_result& r : report.results) {
+      if (r.baseline || r.params != entry.params) continue;
+      checked.table_label = r.label;
+      if (r.status == "passed") checked.table_time_us = r.time_us;
+      checked.table_screened = r.screened;
+    }
+    if (checked.table_label.empty()) {
+      checked.why = "the table's configuration is not among the candidate's params";
+    }
+    checked.still_best = checked.now.entry && checked.now.entry->params == entry.params;
+    out.entries.push_back(std::move(checked));
+  }
+  return out;
+}
+
 }  // namespace blaster

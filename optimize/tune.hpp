@@ -60,4 +60,34 @@ std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task
 
 tune_result run_tune(const tune_options& options, store& records);
 
+// `tune --check`: one table's entries measured again, each as tune measures it.
+struct checked_entry {
+  std::int64_t size = 0;
+  std::string case_name{};  // the task's case at that size and the table's shape; empty: none
+  bool still_best = false;
+  tuned_case now{};           // what this run found at that size
+  std::string table_label{};  // the table's configuration as a label of this run, if it ran
+  std::optional<double> table_time_us{};  // its time in this run
+  bool table_screened = false;            // it was timed in the first session only
+  std::string why{};                      // where the entry was not measured
+};
+
+struct check_result {
+  std::vector<checked_entry> entries;
+  // The table's device, dtype or toolchain where they differ from this machine's: its times
+  // were not measured here.
+  std::vector<std::string> mismatches;
+  bool gpu = true;
+  std::string gpu_unavailable;
+};
+
+// The task's first case of that size whose other symbols are the table's shape; empty: none.
+std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
+                    std::int64_t size);
+
+// Measures every entry of `table` again at its size (tune_options' cases are ignored) and says
+// which are no longer the best: where another configuration was the fastest confirmed one.
+check_result check_tuned_table(const tune_options& options, const tuned_table& table,
+                               store& records);
+
 }  // namespace blaster

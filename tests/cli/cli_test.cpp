@@ -133,17 +133,35 @@ TEST_F(BlasterCli, BenchCasesCompilesOnceThenNeedsAGpuAndRefusesUnknownCases) {
 
 TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is here: each case would be tuned";
-  const auto r = run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
-                     "--cases t1,t16");
+  const auto r =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+          "--cases t1,t16");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("tuning needs a GPU"), std::string::npos) << r.err;
   const auto none = run("tune --task rms_norm --cases t1");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("one --candidate file"), std::string::npos) << none.err;
-  const auto size = run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
-                        "--cases t1 --size Q");
+  const auto size =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+          "--cases t1 --size Q");
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("no symbol Q"), std::string::npos) << size.err;
+
+  // --check reads the table, finds its entries' cases, and needs the GPU to measure them.
+  const auto table = dir_ / "H=4096,device_name=NVIDIA_H200,dtype=bf16.json";
+  std::ofstream(table) << R"({"16": {"THREADS": 256}, "1": {"THREADS": 128}})";
+  const auto check =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+          "--check '" +
+          table.string() + "'");
+  EXPECT_EQ(check.exit_code, 3) << check.err;
+  EXPECT_NE(check.err.find("tuning needs a GPU"), std::string::npos) << check.err;
+  EXPECT_EQ(run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1 "
+                "--check '" +
+                table.string() + "'")
+                .exit_code,
+            2)
+      << "--check measures the table's sizes, not --cases";
 }
 
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {

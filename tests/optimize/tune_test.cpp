@@ -76,5 +76,18 @@ TEST(TuneTableKey, TheShapeWithoutTheSizeThenDeviceDtypeAndToolchain) {
   EXPECT_NE(table_key(task, task.find_case("h8192_t1"), "T", r), key);
 }
 
+TEST(TuneCheck, AnEntryIsMeasuredAgainAtTheCaseOfItsSizeAndShape) {
+  const task_spec task =
+      load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rms_norm");
+  tuned_table table;
+  table.key = {{"H", "4096"}, {"device_name", "NVIDIA_H200"}};
+  EXPECT_EQ(case_of(task, table, "T", 16), "t16");
+  EXPECT_EQ(case_of(task, table, "T", 1), "t1");
+  EXPECT_EQ(case_of(task, table, "T", 3), "") << "no case of 3 tokens";
+  table.key = {{"H", "8192"}};
+  EXPECT_EQ(case_of(task, table, "T", 1), "h8192_t1") << "the 70B shape's own case";
+  EXPECT_EQ(case_of(task, table, "T", 16), "") << "no 16-token case of hidden 8192";
+}
+
 }  // namespace
 }  // namespace blaster
