@@ -41,6 +41,8 @@ struct bench_flags {
   compile_limit_flags compile;
 };
 
+constexpr const char* needs_gpu = "correctness and timing need a GPU";
+
 // One bench run per case, each printed as bench prints it, then every variant over the cases.
 int run_cases(const global_options& global, bench_options options, const std::string& list,
               bool console) {
@@ -56,17 +58,8 @@ int run_cases(const global_options& global, bench_options options, const std::st
     reports.push_back(run_bench(options, records));
     const bench_report& report = reports.back();
     if (!report.gpu) {
-      const std::string no_gpu =
-          fmt::format("correctness and timing need a GPU: {}", report.gpu_unavailable);
-      if (global.json) {
-        nlohmann::json j = to_json(report);
-        j["error"] = error_json("no_gpu", no_gpu)["error"];
-        std::cout << j.dump(2) << '\n';
-      } else {
-        make_renderer(global.format)->render(compile_table(report), std::cout);
-      }
-      std::cerr << "blaster: " << no_gpu << '\n';
-      return static_cast<int>(exit_no_gpu);
+      return print_report(global, report, needs_gpu,
+                          [](const bench_report& r) { return compile_table(r); });
     }
     if (global.json) {
       runs.push_back(to_json(report));
@@ -221,10 +214,9 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     // The console table keeps its columns; the other formats carry every metric.
     const bool console = global.format == "table";
     if (!flags->cases.empty()) return run_cases(global, options, flags->cases, console);
-    return run_and_print(global, options, "correctness and timing need a GPU",
-                         [console](const bench_report& report) {
-                           return report.gpu ? bench_table(report, console) : compile_table(report);
-                         });
+    return run_and_print(global, options, needs_gpu, [console](const bench_report& report) {
+      return report.gpu ? bench_table(report, console) : compile_table(report);
+    });
   };
 }
 

@@ -41,7 +41,12 @@ int run_and_print(const global_options& global, const bench_options& options,
                   const std::string& needs_gpu,
                   const std::function<std::optional<result_table>(const bench_report&)>& table) {
   store records(resolve_home(global.home));
-  const bench_report report = run_bench(options, records);
+  return print_report(global, run_bench(options, records), needs_gpu, table);
+}
+
+int print_report(const global_options& global, const bench_report& report,
+                 const std::string& needs_gpu,
+                 const std::function<std::optional<result_table>(const bench_report&)>& table) {
   const std::string no_gpu = fmt::format("{}: {}", needs_gpu, report.gpu_unavailable);
   if (global.json) {
     nlohmann::json j = to_json(report);

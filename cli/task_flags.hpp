@@ -45,5 +45,9 @@ std::vector<timed_case> cases_named(const bench_options& options, const std::str
 int run_and_print(const global_options& global, const bench_options& options,
                   const std::string& needs_gpu,
                   const std::function<std::optional<result_table>(const bench_report&)>& table);
+// The printing half of run_and_print, for a report already run.
+int print_report(const global_options& global, const bench_report& report,
+                 const std::string& needs_gpu,
+                 const std::function<std::optional<result_table>(const bench_report&)>& table);
 
 }  // namespace blaster::cli

@@ -24,6 +24,14 @@ struct tune_flags {
   compile_limit_flags compile;
 };
 
+// Why tune cannot measure here, on stderr (and as --json's error); the exit status.
+int no_gpu(const global_options& global, const std::string& why) {
+  const std::string message = fmt::format("tuning needs a GPU: {}", why);
+  if (global.json) std::cout << error_json("no_gpu", message).dump(2) << '\n';
+  std::cerr << "blaster: " << message << '\n';
+  return static_cast<int>(exit_no_gpu);
+}
+
 std::string entry_line(const tuned_case& c) {
   if (!c.entry) return fmt::format("{:<10} {:>6}  -  {}", c.case_name, c.size, c.why);
   const tuned_entry& e = *c.entry;
@@ -62,10 +70,7 @@ int run_check(const global_options& global, const tune_options& options,
   store records(resolve_home(global.home));
   const check_result result = check_tuned_table(options, table, records);
   if (!result.gpu) {
-    const std::string no_gpu = fmt::format("tuning needs a GPU: {}", result.gpu_unavailable);
-    if (global.json) std::cout << error_json("no_gpu", no_gpu).dump(2) << '\n';
-    std::cerr << "blaster: " << no_gpu << '\n';
-    return static_cast<int>(exit_no_gpu);
+    return no_gpu(global, result.gpu_unavailable);
   }
   bool stale = false;
   nlohmann::json entries = nlohmann::json::array();
@@ -172,10 +177,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
     store records(resolve_home(global.home));
     const tune_result result = run_tune(options, records);
     if (!result.gpu) {
-      const std::string no_gpu = fmt::format("tuning needs a GPU: {}", result.gpu_unavailable);
-      if (global.json) std::cout << error_json("no_gpu", no_gpu).dump(2) << '\n';
-      std::cerr << "blaster: " << no_gpu << '\n';
-      return static_cast<int>(exit_no_gpu);
+      return no_gpu(global, result.gpu_unavailable);
     }
     const std::filesystem::path folder =
         flags->out.empty() ? options.bench.root / "kernels" / options.bench.task / "tuned"
