@@ -43,15 +43,27 @@ tuned_case best_of(const bench_report& report, const std::string& case_name, std
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task,
+namespace {
+
+// The case's shape as a table names it: every integer symbol but the size, at its value.
+std::vector<std::pair<std::string, std::string>> shape_key(const task_spec& task,
                                                            const task_case& c,
-                                                           const std::string& size_symbol,
-                                                           const bench_report& report) {
+                                                           const std::string& size_symbol) {
   std::vector<std::pair<std::string, std::string>> key;
   for (const auto& s : task.symbols) {
     if (s.name == size_symbol || is_floating(s.type)) continue;
     key.emplace_back(s.name, fmt::format("{}", static_cast<std::int64_t>(task.value(c, s.name))));
   }
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task,
+                                                           const task_case& c,
+                                                           const std::string& size_symbol,
+                                                           const bench_report& report) {
+  std::vector<std::pair<std::string, std::string>> key = shape_key(task, c, size_symbol);
   key.emplace_back("device_name", report.device ? device_name_key(report.device->name) : "none");
   key.emplace_back("dtype", report.dtype);
   key.emplace_back("nvrtc", report.nvrtc);
@@ -114,13 +126,11 @@ std::string case_of(const task_spec& task, const tuned_table& table, const std::
                     std::int64_t size) {
   for (const auto& c : task.cases) {
     if (static_cast<std::int64_t>(task.value(c, size_symbol)) != size) continue;
-    bool same_shape = true;
-    for (const auto& s : task.symbols) {
-      if (s.name == size_symbol || is_floating(s.type)) continue;
-      same_shape &= table.key_value(s.name) ==
-                    fmt::format("{}", static_cast<std::int64_t>(task.value(c, s.name)));
+    const auto shape = shape_key(task, c, size_symbol);
+    if (std::all_of(shape.begin(), shape.end(),
+                    [&](const auto& pair) { return table.key_value(pair.first) == pair.second; })) {
+      return c.name;
     }
-    if (same_shape) return c.name;
   }
   return {};
 }
@@ -129,6 +139,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
                                store& records) {
   const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
   check_result out;
+  bool key_compared = false;  // with the first run's device and toolchain
   for (const tuned_entry& entry : table.entries) {
     checked_entry checked{.size = entry.size};
     checked.case_name = case_of(task, table, options.size_symbol, entry.size);
@@ -148,7 +159,8 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
       out.gpu_unavailable = report.gpu_unavailable;
       return out;
     }
-    if (out.entries.empty() && out.mismatches.empty()) {
+    if (!key_compared) {
+      key_compared = true;
       const task_case& c = task.find_case(checked.case_name);
       for (const auto& [name, value] : table_key(task, c, options.size_symbol, report)) {
         if (table.key_value(name) != value) {
