@@ -365,9 +365,13 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
       .task = load_task(given.root, given.task), .loaded = {}, .runnable = {}};
   const task_spec& task = compiled.task;
   bench_options options = given;
-  if (!options.mode_given && task.timing_mode) {
-    // The mode the task's goals are stated in: launch-bound tasks say graph.
-    options.timing.mode = *task.timing_mode;
+  if (!options.mode_given) {
+    // The mode the timed case or the task's goals are stated in: what is launch-bound says graph.
+    const task_case& timed =
+        task.find_case(options.timed_case.empty() ? task.canonical_case : options.timed_case);
+    if (const auto mode = timed.timing_mode ? timed.timing_mode : task.timing_mode) {
+      options.timing.mode = *mode;
+    }
   }
   const reference_fn reference = find_reference(task.reference);
 

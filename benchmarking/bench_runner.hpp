@@ -26,7 +26,8 @@ struct bench_options {
   std::string arch;                   // empty: the GPU's, or sm_90a without one
   std::optional<std::uint64_t> seed;  // none: drawn at run time
   timing_options timing;
-  bool mode_given = false;  // false: the task's timing mode when it names one, else timing.mode
+  // false: the timed case's mode, else the task's, where they name one; else timing.mode
+  bool mode_given = false;
   std::string timed_case;   // empty: the task's canonical case
   std::string command;      // as the user typed it, for the record
   // The blaster executable that runs each evaluation in a child process; empty: this one.

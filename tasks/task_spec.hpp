@@ -55,6 +55,9 @@ struct task_case {
   // How often this size is served relative to the task's other cases: its share of the mean
   // over the cases that `bench --cases` reports.
   double weight = 1.0;
+  // The mode this case is timed in where the user names none, over the task's: a size that is
+  // launch-bound (one token) says graph.
+  std::optional<blaster::timing_mode> timing_mode = std::nullopt;
   // input buffer -> how this case draws it instead of the buffer's own "init"
   std::map<std::string, distribution, std::less<>> init = {};
 };

@@ -224,14 +224,19 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   task.flops =
       roof.contains("flops") ? r.expr(roof["flops"], "roofline.flops") : expression::parse("0");
 
-  if (j.contains("timing")) {
-    r.only_keys(j["timing"], "timing", {"mode"});
-    const std::string mode = r.text(j["timing"], "timing", "mode");
-    task.timing_mode = parse_timing_mode(mode);
-    if (!task.timing_mode) {
-      r.fail("timing.mode",
+  // A timing mode by its name, at a JSON path for the error.
+  auto mode_at = [&](const json& object, const std::string& where) {
+    const std::string mode = r.text(object, where, "mode");
+    const std::optional<timing_mode> parsed = parse_timing_mode(mode);
+    if (!parsed) {
+      r.fail(where + ".mode",
              fmt::format("\"{}\" is not a timing mode ({})", mode, timing_mode_choices()));
     }
+    return *parsed;
+  };
+  if (j.contains("timing")) {
+    r.only_keys(j["timing"], "timing", {"mode"});
+    task.timing_mode = mode_at(j["timing"], "timing");
   }
 
   if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty()) {
@@ -240,9 +245,11 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   for (std::size_t i = 0; i < j["cases"].size(); ++i) {
     const json& c = j["cases"][i];
     const std::string where = fmt::format("cases[{}]", i);
-    r.only_keys(c, where, {"name", "note", "canonical", "large", "weight", "symbols", "init"});
+    r.only_keys(c, where,
+                {"name", "note", "canonical", "large", "weight", "mode", "symbols", "init"});
     task_case tc;
     tc.name = r.text(c, where, "name");
+    if (c.contains("mode")) tc.timing_mode = mode_at(c, where);
     tc.note = r.text(c, where, "note", "");
     tc.weight = r.number(c, where, "weight", 1.0);
     if (!(tc.weight > 0.0 && std::isfinite(tc.weight))) {

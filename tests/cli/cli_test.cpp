@@ -131,6 +131,18 @@ TEST_F(BlasterCli, BenchCasesCompilesOnceThenNeedsAGpuAndRefusesUnknownCases) {
   EXPECT_EQ(run("bench --task rms_norm --cases t1 --case t16").exit_code, 2);
 }
 
+TEST_F(BlasterCli, AOneTokenCaseIsTimedInTheModeItsTaskNamesUnlessTheUserNamesOne) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: the case would be timed";
+  auto mode_of = [&](const std::string& arguments) {
+    const auto r = run("--json bench --task rms_norm " + arguments);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    return nlohmann::json::parse(r.out).at("timing").at("mode").get<std::string>();
+  };
+  EXPECT_EQ(mode_of("--case t1"), "graph");  // launch-bound: task.json says so for this case
+  EXPECT_EQ(mode_of("--case t8192"), "hot");
+  EXPECT_EQ(mode_of("--case t1 --mode hot"), "hot");
+}
+
 TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is here: each case would be tuned";
   const auto r =

@@ -131,6 +131,19 @@ TEST_F(TaskSpecFile, TimingWithAnUnknownKeyOrNoMode) {
   refused({"timing", "must be an object"});
 }
 
+TEST_F(TaskSpecFile, ACaseMayNameItsOwnTimingMode) {
+  json j = valid();
+  j["timing"] = {{"mode", "hot"}};
+  j["cases"][1]["mode"] = "graph";
+  write(j.dump());
+  const task_spec task = load_task(dir_);
+  EXPECT_EQ(task.find_case("small").timing_mode, std::optional<timing_mode>(timing_mode::graph));
+  EXPECT_FALSE(task.find_case("main").timing_mode.has_value());
+  j["cases"][1]["mode"] = "warm";
+  write(j.dump());
+  refused({"cases[1].mode", "\"warm\"", "hot, cold, graph or single"});
+}
+
 // Class indices: an int_range whose bound reads the case's sizes.
 TEST_F(TaskSpecFile, IntRangeBoundsMayBeExpressionsOverTheSizes) {
   json j = valid();
