@@ -68,6 +68,7 @@ json to_json(const variant_result& r) {
       {"variant", r.label},
       {"file", r.file},
       {"params", r.params},
+      {"tuned", r.tuned ? to_json(*r.tuned) : nlohmann::json(nullptr)},
       {"baseline", r.baseline},
       {"status", r.status},
       {"reason", to_string(r.reason)},
@@ -120,6 +121,7 @@ variant_result variant_result_from_json(const json& j) {
   r.label = j.at("variant").get<std::string>();
   r.file = j.at("file").get<std::string>();
   r.params = j.value("params", std::map<std::string, std::string>());
+  r.tuned = optional_at<tuned_choice>(j, "tuned", tuned_choice_from_json);
   r.baseline = j.at("baseline").get<bool>();
   r.status = j.at("status").get<std::string>();
   r.reason = parse_reason_code(j.at("reason").get<std::string>()).value_or(reason_code::crash);

@@ -17,6 +17,7 @@
 #include "benchmarking/kernel_timer.hpp"
 #include "benchmarking/launch_floor.hpp"
 #include "benchmarking/matrix_rate.hpp"
+#include "benchmarking/tuned_table.hpp"
 #include "benchmarking/memory_ceilings.hpp"
 #include "benchmarking/reason_code.hpp"
 #include "benchmarking/roofline.hpp"
@@ -50,6 +51,9 @@ struct variant_result {
   std::string label;
   std::string file;
   std::map<std::string, std::string> params;
+  // Where a tuned table chose these params for the timed case: the candidate's other
+  // configurations were not run.
+  std::optional<tuned_choice> tuned;
   bool baseline = false;
   // "passed" (correct, timed), "rejected" (reason says why), "compiled" (no GPU to go further).
   std::string status;

@@ -23,6 +23,9 @@ struct bench_options {
   // always comes first unless skip_baseline is set (for `blaster compile --candidate F`).
   std::vector<std::filesystem::path> candidates;
   bool skip_baseline = false;
+  // A candidate with a tuned table for the device, dtype and the timed case's shape runs the
+  // table's entry for the case's size only (kernels/<task>/tuned/); false: every configuration.
+  bool use_tuned = true;
   std::string arch;                   // empty: the GPU's, or sm_90a without one
   std::optional<std::uint64_t> seed;  // none: drawn at run time
   timing_options timing;

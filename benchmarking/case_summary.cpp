@@ -46,7 +46,8 @@ std::vector<variant_over_cases> summarize_cases(const std::vector<timed_case>& c
   };
   for (std::size_t k = 0; k < reports.size(); ++k) {
     for (const variant_result& r : reports[k].results) {
-      variant_over_cases& row = row_of(r.label);
+      // A tuned candidate runs another configuration at each size: one row for all of them.
+      variant_over_cases& row = row_of(r.tuned ? r.candidate + " (tuned)" : r.label);
       if (r.status == "passed" && r.speedup) {
         row.speedups[k] = r.speedup;
       } else if (row.why.empty()) {

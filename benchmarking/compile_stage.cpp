@@ -6,8 +6,10 @@
 #include <spdlog/spdlog.h>
 
 #include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/tuned_lookup.hpp"
 #include "core/cuda_module.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/nvrtc_compiler.hpp"
 #include "core/revision.hpp"
 #include "evidence/store.hpp"
@@ -31,6 +33,29 @@ std::vector<kernel_resources> resources_of(const candidate_variant& v, bool devi
     out.push_back(query_kernel_resources(module->function(lowered), lowered));
   }
   return out;
+}
+
+// The tuned table entry that chooses `f`'s configuration for the timed case, where one exists
+// for this device and the entry names one of the file's variants.
+std::optional<tuned_choice> tuned_for(const bench_options& options, const task_spec& task,
+                                      const task_case& timed, const candidate_file& f,
+                                      store& records, const bench_report& report) {
+  if (!options.use_tuned || !report.device || f.variants.size() < 2) return std::nullopt;
+  const tuned_target target{.candidate = f.file.filename().string(),
+                            .device_name = device_name_key(report.device->name),
+                            .dtype = report.dtype,
+                            .toolchain = toolchain_key(report)};
+  std::optional<tuned_choice> choice =
+      find_tuned(options.root / "kernels" / task.name / "tuned", task, timed, target);
+  if (!choice) return std::nullopt;
+  if (std::none_of(f.variants.begin(), f.variants.end(),
+                   [&](const candidate_variant& v) { return v.params == choice->params; })) {
+    spdlog::warn("{}: {} names a configuration the candidate no longer has; every one runs",
+                 f.name, describe(*choice));
+    return std::nullopt;
+  }
+  choice->sha256 = records.cas().put(read_file(choice->file));  // the run cites what chose
+  return choice;
 }
 
 }  // namespace
@@ -111,8 +136,12 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
       report.results.push_back(std::move(r));
       continue;
     }
+    const std::optional<tuned_choice> tuned =
+        is_baseline ? std::nullopt : tuned_for(options, task, timed, f, records, report);
     for (const auto& v : f.variants) {
+      if (tuned && v.params != tuned->params) continue;
       variant_result r;
+      r.tuned = tuned;
       r.candidate = f.name;
       r.label = v.label;
       r.file = f.file.string();

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "benchmarking/profile_table.hpp"
+#include "benchmarking/tuned_lookup.hpp"
 #include "benchmarking/variant_metrics.hpp"
 #include "evidence/table_renderer.hpp"
 
@@ -109,6 +110,9 @@ std::vector<std::string> bench_notes(const bench_report& report,
                                 100.0 * report.aa->bound,
                                 report.aa->within ? "" : ": the machine is too noisy for these "
                                                          "numbers"));
+  }
+  for (const variant_result& r : report.results) {
+    if (r.tuned) notes.push_back(fmt::format("tuned: {} is {}", r.label, describe(*r.tuned)));
   }
   for (const auto& warning : report.warnings) {
     notes.push_back(fmt::format("warning (task design): {}", warning));

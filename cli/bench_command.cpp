@@ -38,6 +38,7 @@ struct bench_flags {
   bool profile = false;
   bool ncu = false;
   std::string cases;  // --cases: "all" or names separated by commas
+  bool all_params = false;
   compile_limit_flags compile;
 };
 
@@ -92,6 +93,7 @@ std::string command_line(const bench_flags& f) {
   if (f.profile) line += " --profile";
   if (f.ncu) line += " --ncu";
   if (!f.cases.empty()) line += " --cases " + f.cases;
+  if (f.all_params) line += " --all-params";
   line += compile_limit_arguments(f.compile);
   return line;
 }
@@ -113,6 +115,10 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       "written at the ceiling of that mix (DRAM, or L2 where the data stays there) that blaster "
       "measures on the device at the start of the run. A time below the floor by more than the "
       "ceiling's uncertainty is rejected as impossible_speed.\n\n"
+      "A candidate whose tuned table (kernels/<task>/tuned/, from `blaster tune`) fits the "
+      "device, the dtype and the timed case's shape runs only the table's entry nearest the "
+      "case's size, as an inference engine would pick it; the output names the entry. "
+      "--all-params runs every configuration.\n\n"
       "Without a GPU every kernel is still compiled; the command then says that correctness and "
       "timing need a GPU and exits with 3.\n\n"
       "Examples:\n"
@@ -189,6 +195,10 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                   "its own, and print each variant's speedup per case with their geometric mean, "
                   "weighted by each case's \"weight\" in task.json (how often that size is served)")
       ->excludes(cmd->get_option("--case"));
+  cmd->add_flag("--all-params", flags->all_params,
+                "time every params configuration of each candidate, also where a tuned table "
+                "(kernels/<task>/tuned/, written by `blaster tune`) names the one for this "
+                "device and the timed case's size");
   add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {
@@ -210,6 +220,7 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     options.profile = flags->profile || flags->ncu;
     options.ncu = flags->ncu;
     options.compile = to_compile_limits(flags->compile);
+    options.use_tuned = !flags->all_params;
     options.command = command_line(*flags);
     // The console table keeps its columns; the other formats carry every metric.
     const bool console = global.format == "table";

@@ -43,7 +43,13 @@ std::string entry_line(const tuned_case& c) {
     line += fmt::format("  default {} {:.2f} us ({:.2f}x)", c.default_label, *e.default_time_us,
                         *e.default_time_us / *e.time_us);
   }
-  return line + fmt::format("  run {}", c.run_id);
+  line += fmt::format("  run {}", c.run_id);
+  for (std::size_t k = 1; k < c.confirmed.size(); ++k) {  // [0] is the entry
+    line += fmt::format("\n{:<17}  also confirmed: {} {:.2f} us ({:.2f}x the entry's time)", "",
+                        c.confirmed[k].first, c.confirmed[k].second,
+                        c.confirmed[k].second / *e.time_us);
+  }
+  return line;
 }
 
 std::string checked_line(const checked_entry& e) {
@@ -163,6 +169,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
     apply(flags->run, options.bench);
     options.bench.sessions = flags->sessions;
     options.bench.confirm_best = flags->confirm_best;
+    options.bench.use_tuned = false;  // every configuration competes, whatever a table says
     options.bench.compile = to_compile_limits(flags->compile);
     options.bench.command =
         task_arguments("tune", flags->run) +
@@ -197,6 +204,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                          {"default_time_us", c.entry && c.entry->default_time_us
                                                  ? nlohmann::json(*c.entry->default_time_us)
                                                  : nullptr},
+                         {"confirmed", c.confirmed},
                          {"why", c.why},
                          {"run_id", c.run_id}});
       }

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
+#include "benchmarking/tuned_lookup.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
@@ -19,9 +20,12 @@ tuned_case best_of(const bench_report& report, const std::string& case_name, std
     if (r.baseline) continue;
     if (first == nullptr) first = &r;
     if (r.status != "passed" || r.screened || !r.time_us) continue;
+    out.confirmed.emplace_back(r.label, *r.time_us);
     if (best == nullptr || *r.time_us < *best->time_us) best = &r;
   }
   if (first != nullptr) out.default_label = first->label;
+  std::sort(out.confirmed.begin(), out.confirmed.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
   if (best == nullptr) {
     out.why = first == nullptr ? "the run has no variant of the candidate"
                                : "no variant of the candidate passed and was confirmed";
@@ -43,22 +47,6 @@ tuned_case best_of(const bench_report& report, const std::string& case_name, std
   return out;
 }
 
-namespace {
-
-// The case's shape as a table names it: every integer symbol but the size, at its value.
-std::vector<std::pair<std::string, std::string>> shape_key(const task_spec& task,
-                                                           const task_case& c,
-                                                           const std::string& size_symbol) {
-  std::vector<std::pair<std::string, std::string>> key;
-  for (const auto& s : task.symbols) {
-    if (s.name == size_symbol || is_floating(s.type)) continue;
-    key.emplace_back(s.name, fmt::format("{}", static_cast<std::int64_t>(task.value(c, s.name))));
-  }
-  return key;
-}
-
-}  // namespace
-
 std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task,
                                                            const task_case& c,
                                                            const std::string& size_symbol,
@@ -66,11 +54,7 @@ std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task
   std::vector<std::pair<std::string, std::string>> key = shape_key(task, c, size_symbol);
   key.emplace_back("device_name", report.device ? device_name_key(report.device->name) : "none");
   key.emplace_back("dtype", report.dtype);
-  key.emplace_back("nvrtc", report.nvrtc);
-  if (report.device) {
-    key.emplace_back("driver", fmt::format("{}.{}", report.device->driver_version / 1000,
-                                           report.device->driver_version % 1000 / 10));
-  }
+  for (auto& pair : toolchain_key(report)) key.push_back(std::move(pair));
   return key;
 }
 

@@ -13,7 +13,7 @@
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/case_summary.hpp"
-#include "optimize/tuned_table.hpp"
+#include "benchmarking/tuned_table.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {
@@ -35,6 +35,9 @@ struct tuned_case {
   std::optional<tuned_entry> entry{};  // none where no variant of the candidate passed
   std::string label{};                 // the entry's variant
   std::string default_label{};         // the candidate's first configuration
+  // Every configuration confirmed over all sessions, fastest first: the entry's rivals at its
+  // own size, as (label, time [microseconds]).
+  std::vector<std::pair<std::string, double>> confirmed{};
   std::string why{};                   // where there is no entry
   std::int64_t run_id = 0;
 };

@@ -1,4 +1,4 @@
-#include "optimize/tuned_table.hpp"
+#include "benchmarking/tuned_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -71,6 +71,23 @@ TEST(CaseSummary, AVariantMissingFromACasesRunHasNoMean) {
   EXPECT_NE(lines[2].find("2.00x"), std::string::npos) << lines[2];
 }
 
+TEST(CaseSummary, ATunedCandidateIsOneRowThoughEachCaseRanAnotherConfiguration) {
+  auto tuned = [](const std::string& label, double speedup, std::int64_t size) {
+    variant_result r = result(label, speedup);
+    r.candidate = "fast";
+    r.tuned = tuned_choice{.file = "t.json", .sha256 = "", .size_symbol = "T", .size = size};
+    return r;
+  };
+  const std::vector<timed_case> cases = {{.name = "t1", .weight = 1.0},
+                                         {.name = "t8192", .weight = 1.0}};
+  const auto summary = summarize_cases(
+      cases, {report({result("init", 1.0), tuned("fast[A=4]", 2.0, 1)}),
+              report({result("init", 1.0), tuned("fast[A=1]", 8.0, 8192)})});
+  ASSERT_EQ(summary.size(), 2U);
+  EXPECT_EQ(summary[1].label, "fast (tuned)");
+  EXPECT_NEAR(*summary[1].mean, 4.0, 1e-12);
+}
+
 TEST(CaseSummary, JsonCarriesEveryCaseAndMean) {
   const std::vector<timed_case> cases = {{.name = "t1", .weight = 2.0}};
   const auto j = to_json(cases, summarize_cases(cases, {report({result("x", 1.25)})}));

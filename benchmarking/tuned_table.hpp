@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace blaster {
 
 // The best configuration at one size.
@@ -41,6 +43,21 @@ struct tuned_table {
   // The value of a key of the file name, or empty.
   [[nodiscard]] std::string key_value(std::string_view name) const;
 };
+
+// The tuned table entry a variant was chosen by.
+struct tuned_choice {
+  std::string file;         // the table's path as found
+  std::string sha256;       // its bytes, in the CAS where the run stored them
+  std::string size_symbol;  // the task's symbol the entries are keyed by
+  std::int64_t size = 0;    // the entry's size: the nearest to the case's
+  std::map<std::string, std::string> params{};
+  // The toolchain pairs of the table's name that differ from this run's ("nvrtc: 13.0, here
+  // 13.1"): the entry was tuned with another compiler or driver.
+  std::vector<std::string> differences{};
+};
+
+nlohmann::json to_json(const tuned_choice& choice);
+tuned_choice tuned_choice_from_json(const nlohmann::json& j);
 
 // A CUDA device name as the file names spell it: "NVIDIA H200" -> "NVIDIA_H200".
 std::string device_name_key(std::string_view cuda_name);

@@ -1,4 +1,4 @@
-#include "optimize/tuned_table.hpp"
+#include "benchmarking/tuned_table.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -62,6 +62,21 @@ std::string tuned_table::key_value(std::string_view name) const {
     if (k == name) return v;
   }
   return {};
+}
+
+nlohmann::json to_json(const tuned_choice& choice) {
+  return {{"file", choice.file},         {"sha256", choice.sha256},
+          {"size_symbol", choice.size_symbol}, {"size", choice.size},
+          {"params", choice.params},     {"differences", choice.differences}};
+}
+
+tuned_choice tuned_choice_from_json(const nlohmann::json& j) {
+  return {.file = j.at("file").get<std::string>(),
+          .sha256 = j.value("sha256", std::string()),
+          .size_symbol = j.at("size_symbol").get<std::string>(),
+          .size = j.at("size").get<std::int64_t>(),
+          .params = j.value("params", std::map<std::string, std::string>()),
+          .differences = j.value("differences", std::vector<std::string>())};
 }
 
 std::string device_name_key(std::string_view cuda_name) {
