@@ -54,6 +54,7 @@ MODELS = {
     "gemv": lambda t, i, s: t.nn.functional.linear(i["x"], i["w"]),
     "logits_topk": lambda t, i, s: t.topk(i["logits"], s["K"], dim=1),
     "moe_route": lambda t, i, s: moe_route(t, i, s),
+    "decode_attention": lambda t, i, s: decode_attention(t, i, s),
 }
 # torch.compile's mode per task, as the same-GPU anchors used it.
 COMPILE_MODES = {"matvec": "max-autotune-no-cudagraphs",
@@ -93,6 +94,23 @@ def moe_route(torch, inputs, symbols):
     return weights, experts, order, offsets
 
 
+def decode_attention(torch, inputs, symbols):
+    """Each sequence's C tokens gathered through its block table, then SDPA with grouped heads.
+    The cases a suite times have every sequence C tokens long, so no mask is passed (one would
+    rule out the flash backend)."""
+    batch, context = symbols["B"], symbols["C"]
+    pages = inputs["block_table"].flatten()
+
+    def gather(cache):  # [NB, BS, KH, D] -> [B, KH, C, D]
+        rows = cache.index_select(0, pages).view(batch, -1, *cache.shape[2:])
+        return rows[:, :context].transpose(1, 2)
+
+    out = torch.nn.functional.scaled_dot_product_attention(
+        inputs["q"].unsqueeze(2), gather(inputs["k_cache"]), gather(inputs["v_cache"]),
+        scale=symbols["scale"], enable_gqa=True)
+    return out.squeeze(2)
+
+
 def evaluate(expression, symbols):
     """A task.json size expression: integers, symbols, + - * / and parentheses."""
     if isinstance(expression, (int, float)):
@@ -127,9 +145,8 @@ def make_inputs(torch, task, symbols):
         dtype = getattr(torch, DTYPES[buffer["dtype"]])
         init = buffer.get("init", {"dist": "normal"})
         if init["dist"] == "int_range":
-            high = evaluate(init["high"], symbols)
-            inputs[name] = torch.randint(int(init["low"]), high + 1, shape, device="cuda",
-                                         dtype=dtype)
+            low, high = evaluate(init["low"], symbols), evaluate(init["high"], symbols)
+            inputs[name] = torch.randint(low, high + 1, shape, device="cuda", dtype=dtype)
         else:
             inputs[name] = torch.randn(shape, device="cuda", dtype=torch.float32).to(dtype)
     return inputs

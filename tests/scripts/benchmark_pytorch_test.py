@@ -39,6 +39,20 @@ class EverySuite(unittest.TestCase):
                                       if buffer["role"] == "input" else
                                       list(benchmark_pytorch.DTYPES) + ["fp8_e4m3"])
 
+    def test_every_integer_range_resolves_its_bounds(self):
+        # Bounds may be expressions of the case's symbols ("C", "NB - 1"), the low one too.
+        for suite in SUITES:
+            for _, task, case, symbols in benchmark_pytorch.suite_cases(suite):
+                for name, buffer in task["buffers"].items():
+                    init = buffer.get("init", {})
+                    if init.get("dist") != "int_range":
+                        continue
+                    with self.subTest(suite=suite, task=task["name"], case=case["name"],
+                                      buffer=name):
+                        low = benchmark_pytorch.evaluate(init["low"], symbols)
+                        high = benchmark_pytorch.evaluate(init["high"], symbols)
+                        self.assertLessEqual(low, high)
+
     def test_an_unknown_shape_word_is_refused(self):
         with self.assertRaises(ValueError):
             benchmark_pytorch.evaluate("__import__('os')", {"T": 1})
