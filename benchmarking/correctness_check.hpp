@@ -45,9 +45,12 @@ struct error_metrics {
 // the type and the run's seed) count as unwritten, not as NaN. An element of a quantization
 // format is right when some value within the tolerance of the reference stores as it (the next
 // step only near a rounding boundary); others are right within the tolerance of the reference.
+// An element that holds its `alternative` (the reference's second acceptable value; NaN or an
+// empty span: none) is right too.
 error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poison,
                              std::span<const std::byte> candidate,
-                             std::span<const double> reference, const tolerance& tol);
+                             std::span<const double> reference, const tolerance& tol,
+                             std::span<const double> alternative = {});
 
 // The reason code of the first failure, in order of precedence (unwritten_output, nonfinite,
 // wrong_result), or none when the output passes.

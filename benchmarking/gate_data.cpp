@@ -102,6 +102,7 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
   mapped_file inputs = mapped_file::create(inputs_path_, std::max<std::size_t>(input_bytes, 1));
   outputs_ = mapped_file::create(outputs_path_, std::max<std::size_t>(output_bytes, 1));
   expected_.resize(checks_.size());
+  alternatives_.resize(checks_.size());
   for (std::size_t i = 0; i < checks_.size(); ++i) {
     gate_check& check = checks_[i];
     const task_case& c = task.find_case(check.case_name);
@@ -118,10 +119,16 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
       io.inputs[slot.buffer] = drawn.back().values;
     }
     expected_[i].resize(check.outputs.size());
+    alternatives_[i].resize(check.outputs.size());
     for (std::size_t k = 0; k < check.outputs.size(); ++k) {
       const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
-      expected_[i][k].assign(check.outputs[k].bytes / size_of(b.type), 0.0);
+      const std::size_t elements = check.outputs[k].bytes / size_of(b.type);
+      expected_[i][k].assign(elements, 0.0);
       io.outputs[b.name] = expected_[i][k];
+      if (!is_floating(b.type)) {
+        alternatives_[i][k].assign(elements, std::numeric_limits<double>::quiet_NaN());
+        io.alternatives[b.name] = alternatives_[i][k];
+      }
     }
     reference(io);
     for (std::size_t k = 0; k < check.outputs.size(); ++k) {
@@ -134,6 +141,10 @@ gate_data::~gate_data() {
   std::error_code ignored;
   std::filesystem::remove(inputs_path_, ignored);
   std::filesystem::remove(outputs_path_, ignored);
+}
+
+std::span<const double> gate_data::alternatives(std::size_t check, std::size_t output) const {
+  return alternatives_.at(check).at(output);
 }
 
 std::span<const double> gate_data::expected(std::size_t check, std::size_t output) const {

@@ -37,6 +37,9 @@ class gate_data {
   // The check of the timed case with the run's own seed: what timing uses.
   [[nodiscard]] std::size_t timed_check() const { return timed_check_; }
   [[nodiscard]] std::span<const double> expected(std::size_t check, std::size_t output) const;
+  // The reference's second acceptable value per element (NaN: none); empty for outputs that are
+  // not integers.
+  [[nodiscard]] std::span<const double> alternatives(std::size_t check, std::size_t output) const;
   [[nodiscard]] std::span<const std::byte> produced(std::size_t check, std::size_t output) const;
   // Saves the timed check's outputs as the last gate left them to `path`, for that variant's
   // timing to compare its own launches against: the next variant's gate overwrites them here.
@@ -49,7 +52,8 @@ class gate_data {
   std::filesystem::path inputs_path_;
   std::filesystem::path outputs_path_;
   std::vector<gate_check> checks_;
-  std::vector<std::vector<std::vector<double>>> expected_;  // [check][output]
+  std::vector<std::vector<std::vector<double>>> expected_;      // [check][output]
+  std::vector<std::vector<std::vector<double>>> alternatives_;  // [check][output]
   mapped_file outputs_;
   std::size_t timed_check_ = 0;
   std::vector<std::string> warnings_;

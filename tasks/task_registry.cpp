@@ -10,6 +10,7 @@ namespace blaster {
 
 // Each task's reference.cpp defines one of these; a new task adds a declaration and a row.
 void cross_entropy_reference(const reference_context& io);
+void decode_attention_reference(const reference_context& io);
 void embedding_gather_reference(const reference_context& io);
 void fused_add_rms_norm_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
@@ -30,8 +31,9 @@ void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 19> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 20> registry = {{
     {"cross_entropy", &cross_entropy_reference},
+    {"decode_attention", &decode_attention_reference},
     {"embedding_gather", &embedding_gather_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
@@ -80,6 +82,16 @@ std::span<const double> reference_context::input(std::string_view buffer) const 
 std::span<double> reference_context::output(std::string_view buffer) const {
   auto it = outputs.find(buffer);
   if (it == outputs.end()) BLASTER_THROW("reference asked for unknown output {}", buffer);
+  return it->second;
+}
+
+std::span<double> reference_context::alternative(std::string_view buffer) const {
+  auto it = alternatives.find(buffer);
+  if (it == alternatives.end()) {
+    BLASTER_THROW("reference asked for the alternatives of {}, which has none: only integer "
+                  "outputs have them",
+                  buffer);
+  }
   return it->second;
 }
 

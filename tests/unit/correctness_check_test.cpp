@@ -343,6 +343,30 @@ TEST(CorrectnessCheckIntegers, APoisonEqualToTheReferenceIsRight) {
   EXPECT_EQ(to_string(failure_reason(m)), "unwritten_output");
 }
 
+TEST(CorrectnessCheckIntegers, AnElementMayHoldTheReferencesAlternativeAndNothingElse) {
+  // Token 7 sampled on the boundary with token 9: either is right; token 8 is not, and an
+  // element without an alternative (NaN) is exact.
+  const dtype type = dtype::i32;
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> reference = {7.0, 3.0, 7.0};
+  const std::vector<double> alternative = {9.0, none, 9.0};
+  auto check = [&](const std::vector<double>& written) {
+    return compare_output("token", type, poison_pattern(type, seed), bytes_of(type, written),
+                          reference, {.profile = "exact", .atol = 0.0, .rtol = 0.0}, alternative);
+  };
+  EXPECT_EQ(check({7.0, 3.0, 7.0}).mismatches, 0);
+  EXPECT_EQ(check({9.0, 3.0, 7.0}).mismatches, 0);
+  EXPECT_EQ(check({8.0, 3.0, 9.0}).mismatches, 1);
+  EXPECT_EQ(check({7.0, 9.0, 7.0}).mismatches, 1) << "NaN is no alternative";
+  EXPECT_EQ(compare(type, bytes_of(type, {9.0, 3.0, 7.0}), reference).mismatches, 1)
+      << "without alternatives the element is exact";
+  EXPECT_THROW(static_cast<void>(compare_output("token", type, poison_pattern(type, seed),
+                                                bytes_of(type, reference), reference,
+                                                {.profile = "exact", .atol = 0.0, .rtol = 0.0},
+                                                std::vector<double>{9.0})),
+               error);
+}
+
 TEST(CorrectnessCheckLarge, ParallelWorstMatchesASerialTopFive) {
   // Distinct errors everywhere, so the five worst are one well-defined set across threads.
   constexpr std::size_t n = 1 << 20;
