@@ -55,6 +55,7 @@ MODELS = {
     "logits_topk": lambda t, i, s: t.topk(i["logits"], s["K"], dim=1),
     "moe_route": lambda t, i, s: moe_route(t, i, s),
     "decode_attention": lambda t, i, s: decode_attention(t, i, s),
+    "top_p_sample": lambda t, i, s: top_p_sample(t, i, s),
 }
 # torch.compile's mode per task, as the same-GPU anchors used it.
 COMPILE_MODES = {"matvec": "max-autotune-no-cudagraphs",
@@ -109,6 +110,19 @@ def decode_attention(torch, inputs, symbols):
         inputs["q"].unsqueeze(2), gather(inputs["k_cache"]), gather(inputs["v_cache"]),
         scale=symbols["scale"], enable_gqa=True)
     return out.squeeze(2)
+
+
+def top_p_sample(torch, inputs, symbols):
+    """Sort-based nucleus sampling, as serving stacks filter top-p: the sorted probabilities'
+    running sums give the nucleus and, against u times its mass, the token."""
+    probabilities = torch.softmax(inputs["logits"].float(), dim=1)
+    ordered, order = torch.sort(probabilities, dim=1, descending=True, stable=True)
+    running = ordered.cumsum(dim=1)
+    level = torch.full((running.shape[0], 1), symbols["p"], device=running.device)
+    last = torch.searchsorted(running, level).clamp(max=running.shape[1] - 1)
+    threshold = inputs["u"].unsqueeze(1) * running.gather(1, last)
+    position = torch.minimum(torch.searchsorted(running, threshold, right=True), last)
+    return order.gather(1, position).squeeze(1)
 
 
 def evaluate(expression, symbols):

@@ -29,9 +29,10 @@ void rope_reference(const reference_context& io);
 void softmax_reference(const reference_context& io);
 void sum_dim1_reference(const reference_context& io);
 void swiglu_reference(const reference_context& io);
+void top_p_sample_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 20> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 21> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"decode_attention", &decode_attention_reference},
     {"embedding_gather", &embedding_gather_reference},
@@ -52,6 +53,7 @@ constexpr std::array<std::pair<std::string_view, reference_fn>, 20> registry = {
     {"softmax", &softmax_reference},
     {"sum_dim1", &sum_dim1_reference},
     {"swiglu", &swiglu_reference},
+    {"top_p_sample", &top_p_sample_reference},
 }};
 }  // namespace
 
