@@ -40,9 +40,6 @@ void poison(worker_context& w, check_buffers& b);
 // The same bytes, written by the harness's fill kernel: what a timed comparison of launches
 // writes, so that its two sides do the same work before their launches.
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
-// The same bytes, written by the harness's fill kernel: what a timed comparison of launches
-// writes, so that its two sides do the same work before their launches.
-void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
 
 // [bytes] what poison() writes: every output and scratch buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);
