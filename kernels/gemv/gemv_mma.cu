@@ -14,21 +14,14 @@
 #include <cuda_bf16.h>
 
 #include "common/bf16_pack.cuh"
+#include "common/mma_m16n8k16.cuh"
 #include "common/warp_reduce.cuh"
 
 using blaster_common::aligned16;
+using blaster_common::mma_16816_bf16;
 using blaster_common::warp_sum;
 
 namespace {
-
-// c += a (16 x 16, row fragment) * b (16 x 8, column fragment); bf16 products, fp32 sums.
-__device__ __forceinline__ void mma_bf16(float (&c)[4], unsigned a0, unsigned a1, unsigned a2,
-                                         unsigned a3, unsigned b0, unsigned b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 
 // The weight is read once: skip L1, and ask L2 for whole 256-byte lines, which the block's
 // neighbouring warps read at about the same time.
@@ -49,8 +42,8 @@ __device__ __forceinline__ void mma_pack(float (&acc)[G][4], const uint4& lo, co
                                          const uint4 (&b)[G]) {
 #pragma unroll
   for (int g = 0; g < G; ++g) {
-    mma_bf16(acc[g], lo.x, hi.x, lo.y, hi.y, b[g].x, b[g].y);
-    mma_bf16(acc[g], lo.z, hi.z, lo.w, hi.w, b[g].z, b[g].w);
+    mma_16816_bf16(acc[g], lo.x, hi.x, lo.y, hi.y, b[g].x, b[g].y);
+    mma_16816_bf16(acc[g], lo.z, hi.z, lo.w, hi.w, b[g].z, b[g].w);
   }
 }
 
