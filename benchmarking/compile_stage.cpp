@@ -89,7 +89,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   }
   report.roofline_flops = task.flops.evaluate(symbols);
   for (const auto& b : task.buffers) {
-    if (b.role == buffer_role::input) {
+    if (is_drawn(b.role)) {
       report.dtype = std::string(name_of(b.type));
       break;
     }

@@ -87,12 +87,17 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
                        .repeat = s == first_seed && !c.large,
                        .inputs = {},
                        .outputs = {}};
+      // An inout buffer is both: drawn into the inputs, its final bytes into the outputs.
       for (const auto& b : task.buffers) {
         const std::size_t bytes = static_cast<std::size_t>(task.buffer_bytes(b, c));
-        std::size_t& cursor = b.role == buffer_role::input ? input_bytes : output_bytes;
-        (b.role == buffer_role::input ? check.inputs : check.outputs)
-            .push_back({b.name, cursor, bytes, {}});
-        cursor += align(bytes);
+        if (is_drawn(b.role)) {
+          check.inputs.push_back({b.name, input_bytes, bytes, {}});
+          input_bytes += align(bytes);
+        }
+        if (is_checked(b.role)) {
+          check.outputs.push_back({b.name, output_bytes, bytes, {}});
+          output_bytes += align(bytes);
+        }
       }
       if (c.name == timed && s + 1 == seeds.size()) timed_check_ = checks_.size();
       checks_.push_back(std::move(check));

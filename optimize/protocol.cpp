@@ -97,7 +97,7 @@ task_brief brief_of(const std::filesystem::path& root, const std::string& name,
                .shape = task.describe(timed),
                .dtype = {}};
   for (const auto& buffer : task.buffers) {
-    if (buffer.role == buffer_role::input) {
+    if (is_drawn(buffer.role)) {
       b.dtype = std::string(name_of(buffer.type));
       break;
     }

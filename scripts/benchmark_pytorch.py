@@ -56,6 +56,7 @@ MODELS = {
     "moe_route": lambda t, i, s: moe_route(t, i, s),
     "decode_attention": lambda t, i, s: decode_attention(t, i, s),
     "top_p_sample": lambda t, i, s: top_p_sample(t, i, s),
+    "kv_append": lambda t, i, s: kv_append(i, s),
 }
 # torch.compile's mode per task, as the same-GPU anchors used it.
 COMPILE_MODES = {"matvec": "max-autotune-no-cudagraphs",
@@ -112,6 +113,15 @@ def decode_attention(torch, inputs, symbols):
     return out.squeeze(2)
 
 
+def kv_append(inputs, symbols):
+    """vLLM's cache write in PyTorch: each new row copied to its slot in place."""
+    row = symbols["KH"] * symbols["D"]
+    slots = inputs["slot_mapping"].long()
+    for source, cache in (("key", "k_cache"), ("value", "v_cache")):
+        inputs[cache].view(-1, row).index_copy_(0, slots, inputs[source].view(-1, row))
+    return inputs["k_cache"], inputs["v_cache"]
+
+
 def top_p_sample(torch, inputs, symbols):
     """Sort-based nucleus sampling, as serving stacks filter top-p: the sorted probabilities'
     running sums give the nucleus and, against u times its mass, the token."""
@@ -153,7 +163,7 @@ def suite_cases(suite_name):
 def make_inputs(torch, task, symbols):
     inputs = {}
     for name, buffer in task["buffers"].items():
-        if buffer["role"] != "input":
+        if buffer["role"] not in ("input", "inout"):
             continue
         shape = [evaluate(d, symbols) for d in buffer["shape"]]
         dtype = getattr(torch, DTYPES[buffer["dtype"]])
@@ -161,6 +171,14 @@ def make_inputs(torch, task, symbols):
         if init["dist"] == "int_range":
             low, high = evaluate(init["low"], symbols), evaluate(init["high"], symbols)
             inputs[name] = torch.randint(low, high + 1, shape, device="cuda", dtype=dtype)
+        elif init["dist"] == "distinct":
+            low, high = evaluate(init["low"], symbols), evaluate(init["high"], symbols)
+            count = math.prod(shape)
+            drawn = torch.randperm(high - low + 1, device="cuda")[:count] + low
+            inputs[name] = drawn.view(shape).to(dtype)
+        elif init["dist"] == "uniform":
+            low, high = init["low"], init["high"]
+            inputs[name] = (low + (high - low) * torch.rand(shape, device="cuda")).to(dtype)
         else:
             inputs[name] = torch.randn(shape, device="cuda", dtype=torch.float32).to(dtype)
     return inputs

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "core/parallel_for.hpp"
@@ -17,6 +18,37 @@ std::uint64_t mix(std::uint64_t z) {
   z = (z ^ (z >> 30U)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27U)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31U);
+}
+
+// `elements` different integers of [low, high], in the order a Fisher-Yates shuffle of the
+// range draws them: only the swapped positions are stored, so a range of millions costs what the
+// elements do.
+host_tensor distinct_integers(dtype type, const distribution& d, std::int64_t elements,
+                              std::uint64_t seed) {
+  const auto low = static_cast<std::int64_t>(d.low);
+  const auto range = static_cast<std::int64_t>(d.high) - low + 1;
+  if (range < elements) {
+    BLASTER_INPUT_ERROR("{} distinct integers do not fit in [{}, {}]", elements, d.low, d.high);
+  }
+  host_tensor t;
+  t.type = type;
+  t.bytes.resize(static_cast<std::size_t>(elements) * size_of(type));
+  t.values.resize(static_cast<std::size_t>(elements));
+  std::mt19937_64 rng(mix(seed));
+  std::unordered_map<std::int64_t, std::int64_t> moved;  // position -> what the shuffle put there
+  auto at = [&](std::int64_t i) {
+    const auto it = moved.find(i);
+    return it == moved.end() ? i : it->second;
+  };
+  for (std::int64_t i = 0; i < elements; ++i) {
+    const std::int64_t j = std::uniform_int_distribution<std::int64_t>(i, range - 1)(rng);
+    const std::int64_t drawn = at(j);
+    moved[j] = at(i);
+    std::byte* element = t.bytes.data() + static_cast<std::size_t>(i) * size_of(type);
+    store_from_double(type, static_cast<double>(low + drawn), element);
+    t.values[static_cast<std::size_t>(i)] = load_as_double(type, element);
+  }
+  return t;
 }
 
 }  // namespace
@@ -39,6 +71,7 @@ host_tensor generate_input(dtype type, const distribution& d, std::int64_t eleme
         "task_spec::input_distribution",
         d.low_bound ? d.low_bound->text() : "", d.high_bound ? d.high_bound->text() : "");
   }
+  if (d.kind == "distinct") return distinct_integers(type, d, elements, seed);
   host_tensor t;
   t.type = type;
   const std::size_t width = size_of(type);

@@ -15,6 +15,7 @@ void embedding_gather_reference(const reference_context& io);
 void fused_add_rms_norm_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
 void gemv_reference(const reference_context& io);
+void kv_append_reference(const reference_context& io);
 void layernorm_reference(const reference_context& io);
 void logits_topk_reference(const reference_context& io);
 void matmul_smallk_reference(const reference_context& io);
@@ -32,13 +33,14 @@ void swiglu_reference(const reference_context& io);
 void top_p_sample_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 21> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 22> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"decode_attention", &decode_attention_reference},
     {"embedding_gather", &embedding_gather_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
     {"gelu", &gelu_reference},
     {"gemv", &gemv_reference},
+    {"kv_append", &kv_append_reference},
     {"layernorm", &layernorm_reference},
     {"logits_topk", &logits_topk_reference},
     {"matmul_smallk", &matmul_smallk_reference},

@@ -13,10 +13,19 @@
 
 namespace blaster {
 
-enum class buffer_role { input, output };
+// inout: drawn like an input, then updated in place and checked like an output (a cache a kernel
+// appends to). Timing launches it again and again on the same buffer, so its op must give the
+// same buffer on a second launch as on the first (an append does).
+enum class buffer_role { input, output, inout };
+
+// Whether a buffer is drawn from the seed (input, inout) and whether its final bytes are checked
+// against the reference (output, inout).
+constexpr bool is_drawn(buffer_role role) { return role != buffer_role::output; }
+constexpr bool is_checked(buffer_role role) { return role != buffer_role::input; }
 
 // How an input is drawn. normal: mean, stddev; uniform: [low, high); heavy_tailed: Student's t
-// with `dof` degrees of freedom times `scale`; int_range: integers in [low, high].
+// with `dof` degrees of freedom times `scale`; int_range: integers in [low, high]; distinct:
+// integers in [low, high], no two elements alike (slots of a cache).
 struct distribution {
   std::string kind = "normal";
   double mean = 0.0;

@@ -47,6 +47,11 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
     add(b.name, static_cast<std::size_t>(w.task.buffer_bytes(b, c)));
     if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
   }
+  for (const auto& slot : check.inputs) {
+    if (w.task.find_buffer(slot.buffer)->role == buffer_role::inout) {
+      out.restore[slot.buffer] = w.inputs->slice(slot.offset, slot.bytes);
+    }
+  }
   for (const auto& [name, bytes] : plan.scratch) {
     add(name, static_cast<std::size_t>(bytes));
     out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
@@ -68,7 +73,13 @@ check_buffers allocate_check(worker_context& w, const gate_check& check,
   return allocate_check(w, check, plan, w.request.canary_bytes);
 }
 
+// inout buffers hold what was drawn again, in stream order.
+void restore_inout(worker_context& w, check_buffers& b) {
+  for (const auto& [name, bytes] : b.restore) b.buffers.at(name).upload_async(bytes, w.stream.get());
+}
+
 void poison(worker_context& w, check_buffers& b) {
+  restore_inout(w, b);
   for (const auto& [name, type] : b.output_types) {
     const cuda::guarded_buffer& buffer = b.buffers.at(name);
     set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed),
@@ -77,6 +88,7 @@ void poison(worker_context& w, check_buffers& b) {
 }
 
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill) {
+  restore_inout(w, b);
   for (const auto& [name, type] : b.output_types) {
     const cuda::guarded_buffer& buffer = b.buffers.at(name);
     const std::uint32_t word = repeated_word(poison_pattern(type, w.request.poison_seed),
@@ -88,6 +100,7 @@ void poison(worker_context& w, check_buffers& b, const pattern_fill& fill) {
 std::size_t poisoned_bytes(const check_buffers& b) {
   std::size_t bytes = 0;
   for (const auto& [name, type] : b.output_types) bytes += b.buffers.at(name).bytes();
+  for (const auto& [name, drawn] : b.restore) bytes += drawn.size();
   return bytes;
 }
 

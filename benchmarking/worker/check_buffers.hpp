@@ -24,6 +24,9 @@ struct check_buffers {
   std::map<std::string, cuda::guarded_buffer, std::less<>> buffers;
   std::map<std::string, CUdeviceptr, std::less<>> pointers;
   std::map<std::string, dtype, std::less<>> output_types;  // outputs and scratch, to poison
+  // inout buffers and their drawn bytes, which poisoning writes back instead of a pattern: what
+  // the last launch left there is as unknown to the next one as an output's bytes.
+  std::map<std::string, std::span<const std::byte>, std::less<>> restore;
 };
 
 // The check's buffers with canaries of `canary_bytes` (the request's, or the whole guard where a
@@ -35,13 +38,14 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
 // The check's inputs, from the run's inputs file, again (in stream order).
 void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b);
 
-// Outputs and scratch get the run's poison pattern, which no kernel can know in advance.
+// Outputs and scratch get the run's poison pattern, which no kernel can know in advance, and
+// inout buffers their drawn bytes again.
 void poison(worker_context& w, check_buffers& b);
 // The same bytes, written by the harness's fill kernel: what a timed comparison of launches
 // writes, so that its two sides do the same work before their launches.
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
 
-// [bytes] what poison() writes: every output and scratch buffer of a set.
+// [bytes] what poison() writes: every output, scratch and inout buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);
 // [bytes] every buffer of a set: what one run of the plan keeps in memory.
 std::size_t footprint_bytes(const check_buffers& b);

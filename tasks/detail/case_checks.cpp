@@ -53,7 +53,7 @@ void check_cases(const task_spec& task, const json_reader& r) {
     check(task.bytes, "roofline.bytes");
     check(task.flops, "roofline.flops");
     for (const auto& b : task.buffers) {
-      if (b.role != buffer_role::input) continue;
+      if (!is_drawn(b.role)) continue;
       const std::string where = c.init.contains(b.name)
                                     ? fmt::format("cases[{}].init.{}", index, b.name)
                                     : fmt::format("buffers.{}.init", b.name);
@@ -63,9 +63,13 @@ void check_cases(const task_spec& task, const json_reader& r) {
       } catch (const input_error& error) {
         r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
       }
-      if (d.kind == "int_range" && d.low > d.high) {
+      if ((d.kind == "int_range" || d.kind == "distinct") && d.low > d.high) {
         r.fail(where, fmt::format("in case {} ({}): \"low\" is {}, above \"high\" {}", c.name,
                                   task.describe(c), d.low, d.high));
+      }
+      if (d.kind == "distinct" && d.high - d.low + 1 < static_cast<double>(task.elements(b, c))) {
+        r.fail(where, fmt::format("in case {} ({}): {} distinct values do not fit in [{}, {}]",
+                                  c.name, task.describe(c), task.elements(b, c), d.low, d.high));
       }
     }
   }

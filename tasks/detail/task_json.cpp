@@ -94,7 +94,7 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     d.low = r.number(j, where, "low");
     d.high = r.number(j, where, "high");
     if (!(d.low < d.high)) r.fail(where, "\"low\" must be below \"high\"");
-  } else if (d.kind == "int_range") {
+  } else if (d.kind == "int_range" || d.kind == "distinct") {
     r.only_keys(j, where, {"dist", "low", "high"});
     read_int_bound(r, j, where, "low", d.low, d.low_bound);
     read_int_bound(r, j, where, "high", d.high, d.high_bound);
@@ -110,7 +110,7 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     if (!(d.scale > 0 && std::isfinite(d.scale))) r.fail(where, "\"scale\" must be positive");
   } else {
     r.fail(where + ".dist", fmt::format("unknown distribution \"{}\" (known: normal, uniform, "
-                                        "heavy_tailed, int_range)",
+                                        "heavy_tailed, int_range, distinct)",
                                         d.kind));
   }
   return d;
@@ -182,13 +182,16 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
       spec.shape.push_back(r.expr(b["shape"][i], fmt::format("{}.shape[{}]", where, i)));
     }
     const std::string role = r.text(b, where, "role");
-    if (role == "input") {
-      spec.role = buffer_role::input;
+    if (role == "input" || role == "inout") {
+      spec.role = role == "input" ? buffer_role::input : buffer_role::inout;
       if (b.contains("init")) spec.init = read_distribution(r, b["init"], where + ".init");
     } else if (role == "output") {
       spec.role = buffer_role::output;
     } else {
-      r.fail(where + ".role", fmt::format("\"{}\" is not a role (input or output)", role));
+      r.fail(where + ".role",
+             fmt::format("\"{}\" is not a role (input, output, or inout: drawn, then updated "
+                         "in place and checked)",
+                         role));
     }
     task.buffers.push_back(std::move(spec));
   }
@@ -282,10 +285,10 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
       for (const auto& [buffer, d] : init.items()) {
         const std::string at = fmt::format("{}.init.{}", where, buffer);
         const buffer_spec* b = task.find_buffer(buffer);
-        if (b == nullptr || b->role != buffer_role::input) {
+        if (b == nullptr || !is_drawn(b->role)) {
           std::vector<std::string> inputs;
           for (const auto& candidate : task.buffers) {
-            if (candidate.role == buffer_role::input) inputs.push_back(candidate.name);
+            if (is_drawn(candidate.role)) inputs.push_back(candidate.name);
           }
           r.fail(at, fmt::format("{} \"{}\"; only inputs are drawn (inputs: {})",
                                  b == nullptr ? "unknown buffer" : "an output buffer", buffer,

@@ -150,6 +150,47 @@ TEST(AdversarialGpu, ModesThatPoisonEveryLaunchGiveSkippingKernelsNothingToSkip)
   }
 }
 
+// A cache updated in place (inout) holds, after a launch, what the next launch is asked to
+// write: kernels that take that for work already done are rejected, the honest append passes on
+// every case, and the cache the gate checks is the drawn one with the new rows.
+TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
+  BLASTER_REQUIRE_GPU();
+  const auto home =
+      std::filesystem::temp_directory_path() / ("blaster-inout-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  bench_options options;
+  options.root = source_dir;
+  options.task = "kv_append";
+  options.candidates = {source_dir / "tests" / "adversarial" / "kv_append",
+                        source_dir / "kernels" / "kv_append"};
+  options.use_tuned = false;
+  options.timing.max_samples = 30;
+  options.worker_executable = BLASTER_BINARY;
+  options.command = "adversarial suite, in place";
+  bench_report report;
+  {
+    store records(home);
+    report = run_bench(options, records);
+  }
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  std::size_t cheats = 0;
+  for (const auto& r : report.results) {
+    const std::string verdict = r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+    const std::filesystem::path file = r.file;
+    if (file.parent_path().filename() == "kv_append" &&
+        file.parent_path().parent_path().filename() == "adversarial") {
+      ++cheats;
+      const auto allowed = expected_verdicts(file);
+      ASSERT_FALSE(allowed.empty()) << file << " names no expected verdict";
+      EXPECT_TRUE(allowed.contains(verdict)) << r.label << " got " << verdict << ": " << r.message;
+    } else {
+      EXPECT_EQ(verdict, "passed") << r.label << ": " << r.message;
+    }
+  }
+  EXPECT_EQ(cheats, 2U);
+  std::filesystem::remove_all(home);
+}
+
 // --sanitize finds what no output shows: a warp that reads its neighbour's shared memory with no
 // __syncwarp passes the gate, and racecheck rejects it; the honest candidates still pass.
 TEST(AdversarialGpu, SanitizeRejectsAWarpRaceTheGateCannotSee) {

@@ -1,5 +1,7 @@
 #include "tasks/input_generator.hpp"
 
+#include "core/error.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,6 +162,29 @@ TEST(InputGenerator, DeriveSeedSeparatesRunsCasesAndBuffers) {
     for (const char* b : {"x", "w", "bias", "out"}) seeds.insert(derive_seed(7, c, b));
   }
   EXPECT_EQ(seeds.size(), 20u);
+}
+
+}  // namespace
+}  // namespace blaster
+
+namespace blaster {
+namespace {
+
+TEST(InputGenerator, DistinctDrawsEveryValueOnceAndSpreadsOverTheRange) {
+  const distribution d{.kind = "distinct", .low = 10.0, .high = 10.0 + 16383.0};
+  const host_tensor t = generate_input(buffer(dtype::i32, d), 8192, 5);
+  const std::set<double> seen(t.values.begin(), t.values.end());
+  EXPECT_EQ(seen.size(), 8192U) << "no slot twice";
+  EXPECT_GE(*seen.begin(), 10.0);
+  EXPECT_LE(*seen.rbegin(), 10.0 + 16383.0);
+  EXPECT_NEAR(moments_of(t.values).mean, 10.0 + 16383.0 / 2.0, 300.0) << "not the range's start";
+  EXPECT_FALSE(std::is_sorted(t.values.begin(), t.values.end())) << "shuffled, not in order";
+  // The whole range: a permutation of it. The same seed gives the same one.
+  const host_tensor all = generate_input(buffer(dtype::i32, d), 16384, 5);
+  EXPECT_EQ(std::set<double>(all.values.begin(), all.values.end()).size(), 16384U);
+  EXPECT_EQ(generate_input(buffer(dtype::i32, d), 16384, 5).bytes, all.bytes);
+  EXPECT_NE(generate_input(buffer(dtype::i32, d), 16384, 6).bytes, all.bytes);
+  EXPECT_THROW(static_cast<void>(generate_input(buffer(dtype::i32, d), 16385, 5)), input_error);
 }
 
 }  // namespace

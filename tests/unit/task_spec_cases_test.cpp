@@ -131,6 +131,30 @@ TEST_F(TaskSpecFile, TimingWithAnUnknownKeyOrNoMode) {
   refused({"timing", "must be an object"});
 }
 
+TEST_F(TaskSpecFile, AnInoutBufferIsDrawnAndCheckedAndAnUnknownRoleNamesTheThree) {
+  json j = valid();
+  j["buffers"]["x"]["role"] = "inout";
+  j["cases"][1]["init"] = {{"x", {{"dist", "normal"}, {"std", 2}}}};  // drawn: a case may say how
+  write(j.dump());
+  const task_spec task = load_task(dir_);
+  EXPECT_EQ(task.find_buffer("x")->role, buffer_role::inout);
+  EXPECT_TRUE(is_drawn(buffer_role::inout) && is_checked(buffer_role::inout));
+  EXPECT_FALSE(is_checked(buffer_role::input) || is_drawn(buffer_role::output));
+  j["buffers"]["x"]["role"] = "in_place";
+  write(j.dump());
+  refused({"buffers.x.role", "\"in_place\"", "input, output, or inout"});
+}
+
+TEST_F(TaskSpecFile, DistinctValuesMustFitTheirRange) {
+  json j = valid();
+  j["buffers"]["x"]["init"] = {{"dist", "distinct"}, {"low", 0}, {"high", "N * M - 1"}};
+  write(j.dump());
+  EXPECT_EQ(load_task(dir_).find_buffer("x")->init.kind, "distinct");
+  j["buffers"]["x"]["init"] = {{"dist", "distinct"}, {"low", 0}, {"high", 2}};
+  write(j.dump());
+  refused({"buffers.x.init", "distinct values do not fit in [0, 2]"});
+}
+
 TEST_F(TaskSpecFile, ACaseMayNameItsOwnTimingMode) {
   json j = valid();
   j["timing"] = {{"mode", "hot"}};

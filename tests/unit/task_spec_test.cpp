@@ -214,9 +214,9 @@ TEST_F(TaskSpecFile, QuantizationFormatsAreForBuffersOnly) {
 
 TEST_F(TaskSpecFile, UnknownBufferRole) {
   json j = valid();
-  j["buffers"]["y"]["role"] = "inout";
+  j["buffers"]["y"]["role"] = "scratch";
   write(j.dump());
-  refused({"buffers.y.role", "\"inout\""});
+  refused({"buffers.y.role", "\"scratch\""});
 }
 
 TEST_F(TaskSpecFile, CaseWithUnknownSymbol) {
