@@ -98,7 +98,7 @@ struct row_view {
     __shared__ int found;
     __shared__ int last_seen;
     if (threadIdx.x == 0) {
-      found = -1;
+      found = vocabulary;  // none yet: above every id, for atomicMin
       last_seen = -1;
     }
     __syncthreads();
@@ -110,14 +110,14 @@ struct row_view {
       if (here && (reach ? running >= target : running > target)) atomicMin(&found, i);
       if (here) atomicMax(&last_seen, i);
       __syncthreads();
-      if (found >= 0 && found == i) *sum = running;  // the crossing token's own sum
+      if (found == i) *sum = running;  // the crossing token's own sum
       carried = block_sum(here ? prob(i) : 0.0f, scratch) + carried;
-      if (found >= 0) break;
+      if (found < vocabulary) break;
     }
     // Rounding can leave the whole level short of the target: its last token, and its sum.
-    if (found < 0 && threadIdx.x == 0) *sum = carried;
+    if (found == vocabulary && threadIdx.x == 0) *sum = carried;
     __syncthreads();
-    const int chosen = found >= 0 ? found : last_seen;
+    const int chosen = found < vocabulary ? found : last_seen;
     __syncthreads();
     return chosen;
   }
