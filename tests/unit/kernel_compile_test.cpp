@@ -67,7 +67,9 @@ std::string task_of(const fs::path& file) {
   const fs::path relative = fs::relative(file, source_root);
   const std::string top = relative.begin()->string();
   if (top == "tasks" || top == "kernels") return file.parent_path().filename().string();
-  return "rmsnorm";  // tests/adversarial/ are all rmsnorm candidates
+  // tests/adversarial/ holds rmsnorm candidates, and in a folder per task those of other tasks.
+  const std::string folder = file.parent_path().filename().string();
+  return folder == "adversarial" ? "rmsnorm" : folder;
 }
 
 std::vector<fs::path> checked_in_candidates() {
