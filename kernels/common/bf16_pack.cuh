@@ -1,5 +1,5 @@
-// bf16_pack.cuh: eight bf16 values moved as one 16-byte access, as the inference tasks' bf16
-// kernels load and store them.
+// bf16_pack.cuh: bf16 values moved as one access (eight in 16 bytes, or fewer in narrower words),
+// as the inference tasks' bf16 kernels load and store them.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -11,13 +11,49 @@ union bf16x8 {
   __nv_bfloat162 h2[4];
 };
 
-// Whether every pointer is 16-byte aligned: a row of 8k bf16 values from there is whole packs.
-__device__ __forceinline__ bool aligned16(const void* a, const void* b, const void* c = nullptr,
-                                          const void* d = nullptr) {
+// The word that holds N bf16 values: one access of 2N bytes.
+template <int N>
+struct bf16_word;
+template <>
+struct bf16_word<8> {
+  using type = uint4;
+};
+template <>
+struct bf16_word<4> {
+  using type = uint2;
+};
+template <>
+struct bf16_word<2> {
+  using type = unsigned;
+};
+template <>
+struct bf16_word<1> {
+  using type = unsigned short;
+};
+
+// N bf16 values as that word, as pairs for the bf16x2 math, or one by one.
+template <int N>
+union bf16_pack {
+  typename bf16_word<N>::type v;
+  __nv_bfloat162 h2[N > 1 ? N / 2 : 1];
+  __nv_bfloat16 h[N];
+};
+
+// Whether every pointer is aligned to BYTES: a row of whole packs of N bf16 values from there
+// (BYTES = 2N) moves in whole words.
+template <int BYTES>
+__device__ __forceinline__ bool aligned_to(const void* a, const void* b, const void* c = nullptr,
+                                           const void* d = nullptr, const void* e = nullptr) {
   const auto bits =
       reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b) |
-      reinterpret_cast<unsigned long long>(c) | reinterpret_cast<unsigned long long>(d);
-  return bits % 16 == 0;
+      reinterpret_cast<unsigned long long>(c) | reinterpret_cast<unsigned long long>(d) |
+      reinterpret_cast<unsigned long long>(e);
+  return bits % BYTES == 0;
+}
+
+__device__ __forceinline__ bool aligned16(const void* a, const void* b, const void* c = nullptr,
+                                          const void* d = nullptr) {
+  return aligned_to<16>(a, b, c, d);
 }
 
 }  // namespace blaster_common

@@ -15,38 +15,21 @@
 // element at a time.
 #include <cuda_bf16.h>
 
-namespace {
+#include "common/bf16_pack.cuh"
 
-template <int VEC>
-struct pack_of {
-  using type = uint4;
-};
-template <>
-struct pack_of<4> {
-  using type = uint2;
-};
-
-template <int VEC>
-__device__ bool aligned(const void* a, const void* b, const void* c, const void* d) {
-  constexpr unsigned long long mask = VEC * 2 - 1;
-  return ((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b) |
-           reinterpret_cast<unsigned long long>(c) | reinterpret_cast<unsigned long long>(d)) &
-          mask) == 0;
-}
-
-}  // namespace
+using blaster_common::aligned_to;
 
 template <int THREADS, int VEC>
 __global__ void __launch_bounds__(THREADS)
     kv_append_packs(__nv_bfloat16* __restrict__ k_cache, __nv_bfloat16* __restrict__ v_cache,
                     const __nv_bfloat16* __restrict__ key, const __nv_bfloat16* __restrict__ value,
                     const int* __restrict__ slot_mapping, int row) {
-  using pack = typename pack_of<VEC>::type;
+  using pack = typename blaster_common::bf16_word<VEC>::type;
   const int first = (static_cast<int>(blockIdx.x) * THREADS + static_cast<int>(threadIdx.x)) * VEC;
   if (first >= row) return;
   const long long from = static_cast<long long>(blockIdx.y) * row + first;
   const long long to = static_cast<long long>(__ldg(slot_mapping + blockIdx.y)) * row + first;
-  if (row % VEC == 0 && aligned<VEC>(k_cache, v_cache, key, value)) {
+  if (row % VEC == 0 && aligned_to<2 * VEC>(k_cache, v_cache, key, value)) {
     const pack k = __ldcs(reinterpret_cast<const pack*>(key + from));
     const pack v = __ldcs(reinterpret_cast<const pack*>(value + from));
     __stcs(reinterpret_cast<pack*>(k_cache + to), k);

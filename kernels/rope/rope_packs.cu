@@ -20,45 +20,12 @@
 // element at a time.
 #include <cuda_bf16.h>
 
+#include "common/bf16_pack.cuh"
+
+using blaster_common::aligned_to;
+using blaster_common::bf16_pack;
+
 namespace {
-
-// PAIRS bf16 values moved as one access of 2 * PAIRS bytes.
-template <int PAIRS>
-struct pairs_word;
-template <>
-struct pairs_word<8> {
-  using type = uint4;
-};
-template <>
-struct pairs_word<4> {
-  using type = uint2;
-};
-template <>
-struct pairs_word<2> {
-  using type = unsigned;
-};
-template <>
-struct pairs_word<1> {
-  using type = unsigned short;
-};
-
-template <int PAIRS>
-union bf16_pairs {
-  typename pairs_word<PAIRS>::type v;
-  __nv_bfloat162 h2[PAIRS > 1 ? PAIRS / 2 : 1];
-  __nv_bfloat16 h[PAIRS];
-};
-
-// Whether every pointer is aligned to one access of 2 * PAIRS bytes.
-template <int PAIRS>
-__device__ __forceinline__ bool aligned_pairs(const void* a, const void* b, const void* c,
-                                              const void* d, const void* e) {
-  const auto bits = reinterpret_cast<unsigned long long>(a) |
-                    reinterpret_cast<unsigned long long>(b) |
-                    reinterpret_cast<unsigned long long>(c) |
-                    reinterpret_cast<unsigned long long>(d) | reinterpret_cast<unsigned long long>(e);
-  return bits % (2 * PAIRS) == 0;
-}
 
 // n / d and n % d for a divisor the whole grid shares. The general 32-bit division is a chain of
 // about fifteen dependent instructions ahead of every load of the thread; a divisor that is a
@@ -85,7 +52,7 @@ __global__ void __launch_bounds__(THREADS)
                const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ k,
                const __nv_bfloat16* __restrict__ cos_sin, const int* __restrict__ positions,
                int tokens, int q_heads, int k_heads, int dim) {
-  using word = typename pairs_word<PAIRS>::type;
+  using word = typename blaster_common::bf16_word<PAIRS>::type;
   const int half = dim / 2;
   const unsigned per_half = (half + PAIRS - 1) / PAIRS;  // packs of PAIRS pairs per head
   const unsigned groups = (q_heads + k_heads + HEADS - 1) / HEADS;
@@ -116,8 +83,8 @@ __global__ void __launch_bounds__(THREADS)
   const int first = static_cast<int>(j) * PAIRS;
   const __nv_bfloat16* cache = cos_sin + static_cast<long long>(__ldg(positions + t)) * dim;
 
-  if (dim % (2 * PAIRS) == 0 && aligned_pairs<PAIRS>(q, k, q_out, k_out, cos_sin)) {
-    bf16_pairs<PAIRS> lo[HEADS], hi[HEADS];
+  if (dim % (2 * PAIRS) == 0 && aligned_to<2 * PAIRS>(q, k, q_out, k_out, cos_sin)) {
+    bf16_pack<PAIRS> lo[HEADS], hi[HEADS];
     __nv_bfloat16* to[HEADS];
 #pragma unroll
     for (int r = 0; r < HEADS; ++r) {
@@ -128,7 +95,7 @@ __global__ void __launch_bounds__(THREADS)
         hi[r].v = __ldcs(reinterpret_cast<const word*>(from + half + first));
       }
     }
-    bf16_pairs<PAIRS> c, s;
+    bf16_pack<PAIRS> c, s;
     c.v = __ldg(reinterpret_cast<const word*>(cache + first));  // shared by the token's heads
     s.v = __ldg(reinterpret_cast<const word*>(cache + half + first));
     if constexpr (PAIRS == 1) {
@@ -139,7 +106,7 @@ __global__ void __launch_bounds__(THREADS)
         if (r < heads) {
           const float x = __bfloat162float(lo[r].h[0]);
           const float y = __bfloat162float(hi[r].h[0]);
-          bf16_pairs<1> a, b;
+          bf16_pack<1> a, b;
           a.h[0] = __float2bfloat16(fmaf(x, fc, -y * fs));
           b.h[0] = __float2bfloat16(fmaf(y, fc, x * fs));
           __stcs(reinterpret_cast<word*>(to[r] + first), a.v);
@@ -156,7 +123,7 @@ __global__ void __launch_bounds__(THREADS)
 #pragma unroll
       for (int r = 0; r < HEADS; ++r) {
         if (r < heads) {
-          bf16_pairs<PAIRS> a, b;
+          bf16_pack<PAIRS> a, b;
 #pragma unroll
           for (int p = 0; p < PAIRS / 2; ++p) {
             const float2 x = __bfloat1622float2(lo[r].h2[p]);

@@ -19,6 +19,7 @@
 #include "common/bf16_pack.cuh"
 
 using blaster_common::aligned16;
+using blaster_common::bf16_pack;
 
 namespace {
 
@@ -26,37 +27,13 @@ namespace {
 // tends to; where 1 + e^-a exceeds 2^126 the fast divide also gives 0 for a quotient below 1e-36.
 __device__ __forceinline__ float silu(float a) { return __fdividef(a, 1.0f + __expf(-a)); }
 
-// VEC bf16 values moved as one access of 2 * VEC bytes.
-template <int VEC>
-struct pack_word {
-  using type = uint4;  // unused: VEC = 1 is element by element
-};
-template <>
-struct pack_word<8> {
-  using type = uint4;
-};
-template <>
-struct pack_word<4> {
-  using type = uint2;
-};
-template <>
-struct pack_word<2> {
-  using type = unsigned;
-};
-
-template <int VEC>
-union bf16_pack {
-  typename pack_word<VEC>::type v;
-  __nv_bfloat162 h2[VEC > 1 ? VEC / 2 : 1];
-};
-
 }  // namespace
 
 template <int THREADS, int VEC>
 __global__ void __launch_bounds__(THREADS)
     swiglu_packs(__nv_bfloat16* __restrict__ out, const __nv_bfloat16* __restrict__ x, int tokens,
                  int width) {
-  using word = typename pack_word<VEC>::type;
+  using word = typename blaster_common::bf16_word<VEC>::type;
   const int first = static_cast<int>(blockIdx.x * THREADS + threadIdx.x) * VEC;
   if (first >= width) return;
   const bool packs = VEC > 1 && width % VEC == 0 && aligned16(x, out);
