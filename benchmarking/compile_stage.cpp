@@ -50,8 +50,8 @@ std::optional<tuned_choice> tuned_for(const bench_options& options, const task_s
   if (!choice) return std::nullopt;
   if (std::none_of(f.variants.begin(), f.variants.end(),
                    [&](const candidate_variant& v) { return v.params == choice->params; })) {
-    spdlog::warn("{}: {} names a configuration the candidate no longer has; every one runs",
-                 f.name, describe(*choice));
+    spdlog::warn("{}: {} names a configuration the candidate no longer has; every one runs", f.name,
+                 describe(*choice));
     return std::nullopt;
   }
   choice->sha256 = records.cas().put(read_file(choice->file));  // the run cites what chose

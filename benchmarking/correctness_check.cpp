@@ -169,7 +169,8 @@ error_metrics compare_output(std::string buffer, dtype type, std::uint32_t poiso
                             });
   }
   return compare_elements(
-      std::move(buffer), type, candidate, reference, tol, alternative, [type, poison](const std::byte* element) {
+      std::move(buffer), type, candidate, reference, tol, alternative,
+      [type, poison](const std::byte* element) {
         return decoded{is_poison(type, poison, element), load_as_double(type, element)};
       });
 }

@@ -74,10 +74,9 @@ case_check judge_check(const task_spec& task, const gate_data& data, std::uint64
   }
   for (std::size_t k = 0; k < check.outputs.size(); ++k) {
     const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
-    verdict.outputs.push_back(compare_output(b.name, b.type, poison_pattern(b.type, poison_seed),
-                                             data.produced(reported.check, k),
-                                             data.expected(reported.check, k), task.tol,
-                                             data.alternatives(reported.check, k)));
+    verdict.outputs.push_back(compare_output(
+        b.name, b.type, poison_pattern(b.type, poison_seed), data.produced(reported.check, k),
+        data.expected(reported.check, k), task.tol, data.alternatives(reported.check, k)));
     if (const reason_code r = failure_reason(verdict.outputs.back()); r != reason_code::none) {
       set(r, describe_failure(verdict.outputs.back()));
     }

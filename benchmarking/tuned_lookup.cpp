@@ -65,8 +65,9 @@ std::optional<tuned_choice> find_tuned(const std::filesystem::path& folder, cons
     const std::string size_symbol = size_symbol_of(task, table);
     if (size_symbol.empty() || table.entries.empty()) continue;
     const auto shape = shape_key(task, c, size_symbol);
-    if (!std::all_of(shape.begin(), shape.end(),
-                     [&](const auto& pair) { return table.key_value(pair.first) == pair.second; })) {
+    if (!std::all_of(shape.begin(), shape.end(), [&](const auto& pair) {
+          return table.key_value(pair.first) == pair.second;
+        })) {
       continue;
     }
     const tuned_entry& entry =
@@ -93,8 +94,8 @@ std::optional<tuned_choice> find_tuned(const std::filesystem::path& folder, cons
 }
 
 std::string describe(const tuned_choice& choice) {
-  std::string text = fmt::format("the entry {}={} of {}", choice.size_symbol, choice.size,
-                                 choice.file);
+  std::string text =
+      fmt::format("the entry {}={} of {}", choice.size_symbol, choice.size, choice.file);
   if (!choice.differences.empty()) {
     text += fmt::format(" (tuned with another toolchain: {})", fmt::join(choice.differences, "; "));
   }

@@ -65,9 +65,8 @@ std::string tuned_table::key_value(std::string_view name) const {
 }
 
 nlohmann::json to_json(const tuned_choice& choice) {
-  return {{"file", choice.file},         {"sha256", choice.sha256},
-          {"size_symbol", choice.size_symbol}, {"size", choice.size},
-          {"params", choice.params},     {"differences", choice.differences}};
+  return {{"file", choice.file}, {"sha256", choice.sha256}, {"size_symbol", choice.size_symbol},
+          {"size", choice.size}, {"params", choice.params}, {"differences", choice.differences}};
 }
 
 tuned_choice tuned_choice_from_json(const nlohmann::json& j) {

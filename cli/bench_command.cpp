@@ -133,8 +133,9 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
     mode_help += fmt::format("{}: {}; ", mode.name, mode.help);
     mode_names.emplace_back(mode.name);
   }
-  cmd->add_option("--mode", flags->mode,
-                  mode_help + "(default: the timed case's mode in task.json, else the task's, else hot)")
+  cmd->add_option(
+         "--mode", flags->mode,
+         mode_help + "(default: the timed case's mode in task.json, else the task's, else hot)")
       ->check(CLI::IsMember(mode_names));
   cmd->add_flag("--rotate", flags->rotate,
                 "hot and graph: rotate the launches over enough copies of the buffers that one "

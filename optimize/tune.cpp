@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "core/error.hpp"
 #include "benchmarking/tuned_lookup.hpp"
+#include "core/error.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {

@@ -92,9 +92,10 @@ std::span<double> reference_context::output(std::string_view buffer) const {
 std::span<double> reference_context::alternative(std::string_view buffer) const {
   auto it = alternatives.find(buffer);
   if (it == alternatives.end()) {
-    BLASTER_THROW("reference asked for the alternatives of {}, which has none: only integer "
-                  "outputs have them",
-                  buffer);
+    BLASTER_THROW(
+        "reference asked for the alternatives of {}, which has none: only integer "
+        "outputs have them",
+        buffer);
   }
   return it->second;
 }

@@ -75,7 +75,8 @@ check_buffers allocate_check(worker_context& w, const gate_check& check,
 
 // inout buffers hold what was drawn again, in stream order.
 void restore_inout(worker_context& w, check_buffers& b) {
-  for (const auto& [name, bytes] : b.restore) b.buffers.at(name).upload_async(bytes, w.stream.get());
+  for (const auto& [name, bytes] : b.restore)
+    b.buffers.at(name).upload_async(bytes, w.stream.get());
 }
 
 void poison(worker_context& w, check_buffers& b) {

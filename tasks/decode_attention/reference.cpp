@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "tasks/reference.hpp"
 #include "core/parallel_for.hpp"
+#include "tasks/reference.hpp"
 
 namespace blaster {
 
@@ -35,13 +35,14 @@ void decode_attention_reference(const reference_context& io) {
       const std::int64_t b = bh / q_heads;
       const std::int64_t kv_head = bh % q_heads / group;
       const std::int64_t length = static_cast<std::int64_t>(seq_lens[static_cast<std::size_t>(b)]);
-      const auto query = q.subspan(static_cast<std::size_t>(bh * dim), static_cast<std::size_t>(dim));
+      const auto query =
+          q.subspan(static_cast<std::size_t>(bh * dim), static_cast<std::size_t>(dim));
       // The element offset of token t's row for this KV head in either cache.
       auto row = [&](std::int64_t t) {
         const auto block = static_cast<std::int64_t>(
             block_table[static_cast<std::size_t>(b * max_blocks + t / block_size)]);
-        return static_cast<std::size_t>(((block * block_size + t % block_size) * kv_heads + kv_head) *
-                                        dim);
+        return static_cast<std::size_t>(
+            ((block * block_size + t % block_size) * kv_heads + kv_head) * dim);
       };
       scores.assign(static_cast<std::size_t>(length), 0.0);
       double top = -INFINITY;

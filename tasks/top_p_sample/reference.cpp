@@ -25,8 +25,8 @@ constexpr double boundary = 1.0 / 16384.0;
 // The position in the nucleus order[0, n) of the sample for threshold u * (the nucleus's sum).
 std::size_t sample(const std::vector<double>& running, std::size_t n, double u) {
   const double threshold = u * running[n - 1];
-  const auto at = std::upper_bound(running.begin(), running.begin() + static_cast<long>(n),
-                                   threshold);
+  const auto at =
+      std::upper_bound(running.begin(), running.begin() + static_cast<long>(n), threshold);
   return std::min(static_cast<std::size_t>(at - running.begin()), n - 1);
 }
 

@@ -51,8 +51,8 @@ TEST(TuneBestOf, TheFastestConfirmedVariantWithItsIntervalAndTheDefaultsTime) {
   EXPECT_DOUBLE_EQ(c.entry->interval_us->second, 40.0 / 3.9);
   EXPECT_EQ(c.run_id, 7);
   // The entry's rivals at its size: confirmed ones only, fastest first.
-  EXPECT_EQ(c.confirmed, (std::vector<std::pair<std::string, double>>{{"k[B=256]", 10.0},
-                                                                      {"k[B=128]", 12.0}}));
+  EXPECT_EQ(c.confirmed,
+            (std::vector<std::pair<std::string, double>>{{"k[B=256]", 10.0}, {"k[B=128]", 12.0}}));
 }
 
 TEST(TuneBestOf, NoEntryWhereNoVariantPassed) {

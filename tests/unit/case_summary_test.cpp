@@ -80,9 +80,9 @@ TEST(CaseSummary, ATunedCandidateIsOneRowThoughEachCaseRanAnotherConfiguration) 
   };
   const std::vector<timed_case> cases = {{.name = "t1", .weight = 1.0},
                                          {.name = "t8192", .weight = 1.0}};
-  const auto summary = summarize_cases(
-      cases, {report({result("init", 1.0), tuned("fast[A=4]", 2.0, 1)}),
-              report({result("init", 1.0), tuned("fast[A=1]", 8.0, 8192)})});
+  const auto summary =
+      summarize_cases(cases, {report({result("init", 1.0), tuned("fast[A=4]", 2.0, 1)}),
+                              report({result("init", 1.0), tuned("fast[A=1]", 8.0, 8192)})});
   ASSERT_EQ(summary.size(), 2U);
   EXPECT_EQ(summary[1].label, "fast (tuned)");
   EXPECT_NEAR(*summary[1].mean, 4.0, 1e-12);

@@ -360,10 +360,9 @@ TEST(CorrectnessCheckIntegers, AnElementMayHoldTheReferencesAlternativeAndNothin
   EXPECT_EQ(check({7.0, 9.0, 7.0}).mismatches, 1) << "NaN is no alternative";
   EXPECT_EQ(compare(type, bytes_of(type, {9.0, 3.0, 7.0}), reference).mismatches, 1)
       << "without alternatives the element is exact";
-  EXPECT_THROW(static_cast<void>(compare_output("token", type, poison_pattern(type, seed),
-                                                bytes_of(type, reference), reference,
-                                                {.profile = "exact", .atol = 0.0, .rtol = 0.0},
-                                                std::vector<double>{9.0})),
+  EXPECT_THROW(static_cast<void>(compare_output(
+                   "token", type, poison_pattern(type, seed), bytes_of(type, reference), reference,
+                   {.profile = "exact", .atol = 0.0, .rtol = 0.0}, std::vector<double>{9.0})),
                error);
 }
 

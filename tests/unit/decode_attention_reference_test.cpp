@@ -41,8 +41,8 @@ TEST(DecodeAttentionReference, PagedGroupedQueryHeadsOnValuesWorkedOutByHand) {
                                {"NB", 3},
                                {"scale", 0.5}}};
   // [block][slot][kv head][d]
-  const std::vector<double> k = {0, -1, 0,  0,   100, 100, 100, 100, 3, 3, -3, 3,
-                                 100, 100, 100, 100, 0, 0, 1, -1, 2, 1, 1, 1};
+  const std::vector<double> k = {0,   -1,  0,   0,   100, 100, 100, 100, 3, 3, -3, 3,
+                                 100, 100, 100, 100, 0,   0,   1,   -1,  2, 1, 1,  1};
   const std::vector<double> v = {1,   1,   4,   4,   100, 100, 100, 100, 7, -3, 0.5, 9,
                                  100, 100, 100, 100, 1,   0,   2,   0,   0, 1,  0,   -2};
   const std::vector<double> q = {1, 0, 0, 2, 2, 2, 0, 0,   // sequence 0, heads 0 to 3

@@ -21,9 +21,8 @@ const std::string tasks = std::string(BLASTER_SOURCE_DIR) + "/tasks/";
 TEST(KvAppendReference, NewRowsLandInTheirSlotsAndTheRestIsKept) {
   // Two tokens of one head of two into a cache of three slots: token 0 to slot 2, token 1 to 0.
   const task_spec task = load_task(tasks + "kv_append");
-  const task_case c{.name = "hand",
-                    .note = "",
-                    .values = {{"T", 2}, {"KH", 1}, {"D", 2}, {"BS", 1}, {"NB", 3}}};
+  const task_case c{
+      .name = "hand", .note = "", .values = {{"T", 2}, {"KH", 1}, {"D", 2}, {"BS", 1}, {"NB", 3}}};
   const std::vector<double> key = {1, 2, 3, 4};
   const std::vector<double> value = {-1, -2, -3, -4};
   const std::vector<double> slots = {2, 0};
@@ -32,8 +31,11 @@ TEST(KvAppendReference, NewRowsLandInTheirSlotsAndTheRestIsKept) {
   std::vector<double> k_after(6, -7.0);
   std::vector<double> v_after(6, -7.0);
   reference_context io{.task = task, .which = c, .inputs = {}, .outputs = {}};
-  io.inputs = {{"key", key}, {"value", value}, {"slot_mapping", slots},
-               {"k_cache", k_before}, {"v_cache", v_before}};
+  io.inputs = {{"key", key},
+               {"value", value},
+               {"slot_mapping", slots},
+               {"k_cache", k_before},
+               {"v_cache", v_before}};
   io.outputs = {{"k_cache", k_after}, {"v_cache", v_after}};
   find_reference(task.reference)(io);
   EXPECT_EQ(k_after, (std::vector<double>{3, 4, 12, 13, 1, 2}));

@@ -79,8 +79,8 @@ TEST(TopPSampleReference, POnARunningSumAllowsTheOtherNucleussSample) {
 TEST(TopPSampleReference, TheGateKeepsAnAlternativePerElementOfAnIntegerOutput) {
   task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/top_p_sample");
   std::erase_if(task.cases, [](const task_case& c) { return c.name != "ties" && c.name != "odd"; });
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("blaster-top-p-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("blaster-top-p-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
     const gate_data data(task, find_reference(task.reference), gate_seeds(5), dir, "odd");
