@@ -270,6 +270,18 @@ TEST_F(BlasterCli, BenchRecordsTheCompileLimitFlagsItWasGiven) {
   EXPECT_NE(command.find(" --compile-timeout 30 --max-variants 8"), std::string::npos) << command;
 }
 
+TEST_F(BlasterCli, BenchSaysHowToRunEveryConfigurationAndRecordsThatItDid) {
+  const auto help = run("bench --help");
+  EXPECT_NE(help.out.find("--all-params"), std::string::npos);
+  EXPECT_NE(help.out.find("kernels/<task>/tuned/"), std::string::npos);
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: the case would be timed";
+  EXPECT_EQ(run("bench --task rms_norm --case t1 --all-params").exit_code, 3);
+  const auto runs = run("--json runs");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  const std::string command = nlohmann::json::parse(runs.out).at(0).at("command");
+  EXPECT_NE(command.find(" --all-params"), std::string::npos) << command;
+}
+
 TEST_F(BlasterCli, HelpNamesTheCompileLimits) {
   for (const char* command : {"bench", "compile", "portfolio"}) {
     const auto r = run(std::string(command) + " --help");
