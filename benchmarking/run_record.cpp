@@ -1,6 +1,8 @@
 #include "benchmarking/run_record.hpp"
 
+#include <filesystem>
 #include <optional>
+#include <set>
 
 #include <cuda.h>
 #include <spdlog/spdlog.h>
@@ -204,6 +206,17 @@ void record_run(store& records, std::int64_t run_id, const task_spec& task,
     for (const auto& [tag, value] : metrics.items())
       v.metrics.emplace_back(tag, value.get<double>());
     records.record_variant_result(run_id, v);
+  }
+  // The tuned tables that chose a configuration, once each: a bundle of the run carries them.
+  std::set<std::string> tables;
+  for (const variant_result& r : report.results) {
+    if (!r.tuned || r.tuned->sha256.empty()) continue;
+    const std::string name = "tuned/" + std::filesystem::path(r.tuned->file).filename().string();
+    if (!tables.insert(name).second) continue;
+    records.record_artifact(run_id, {.kind = "tuned_table",
+                                     .name = name,
+                                     .sha256 = r.tuned->sha256,
+                                     .media_type = "application/json"});
   }
 }
 

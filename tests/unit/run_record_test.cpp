@@ -140,3 +140,35 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
 
 }  // namespace
 }  // namespace blaster
+
+namespace blaster {
+namespace {
+
+TEST_F(RunRecord, ATunedTableThatChoseAConfigurationIsAnArtifactOfTheRunOnce) {
+  store s(home_);
+  const task_spec task = load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks/rmsnorm");
+  bench_report report;
+  report.arch = "sm_90a";
+  report.nvrtc = "13.0";
+  report.timed_case = "canonical";
+  const std::string table = s.cas().put(R"({"1": {"VEC": 4}})");
+  const tuned_choice choice{.file = "kernels/rmsnorm/tuned/C=64,device_name=X.json",
+                            .sha256 = table,
+                            .size_symbol = "B",
+                            .size = 1,
+                            .params = {{"VEC", "4"}}};
+  variant_result a = passed(s, "a", false, 60.0);
+  a.tuned = choice;
+  variant_result b = passed(s, "b", false, 50.0);
+  b.tuned = choice;  // two candidates chosen by one table: one artifact
+  report.results = {passed(s, "init", true, 120.0), a, b};
+  const std::int64_t run = s.begin_run("bench", "rmsnorm", "{}");
+  record_run(s, run, task, report);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM artifacts WHERE kind = 'tuned_table' AND name = "
+                     "'tuned/C=64,device_name=X.json' AND sha256 = '" +
+                         table + "'"),
+            1);
+}
+
+}  // namespace
+}  // namespace blaster
