@@ -75,6 +75,14 @@ json pytorch_times(const json& pytorch, const std::string& task, const std::stri
   return out;
 }
 
+// [%] the bandwidth goal of a suite entry: its own, else the suite's default.
+double entry_goal_pct(const suite& s, const std::string& id) {
+  for (const auto& e : s.entries) {
+    if (e.id == id && e.bandwidth_goal_pct) return *e.bandwidth_goal_pct;
+  }
+  return bandwidth_goal_pct;
+}
+
 std::string fixed(const json& j, const char* key, const char* format) {
   return j.contains(key) && j[key].is_number()
              ? fmt::format(fmt::runtime(format), j[key].get<double>())
@@ -99,7 +107,16 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
                    {"sessions", s.protocol.sessions},
                    {"confirm_best", s.protocol.confirm_best},
                    {"cooldown_s", s.protocol.cooldown_s},
-                   {"max_noise", s.protocol.max_noise}};
+                   {"max_noise", s.protocol.max_noise},
+                   {"profile", s.protocol.profile}};
+  // The bandwidth goal holds at each entry's largest case timed outside graph mode: smaller
+  // sizes are served from the L2 or wait on latency, and are held against PyTorch alone.
+  std::map<std::string, const portfolio_outcome*> largest;
+  for (const auto& o : outcomes) {
+    if (o.report.timing.mode == timing_mode::graph) continue;
+    const portfolio_outcome*& l = largest[o.item.id];
+    if (l == nullptr || o.report.roofline_bytes > l->report.roofline_bytes) l = &o;
+  }
   for (const auto& o : outcomes) {
     const bench_report& report = o.report;
     if (device.is_null() && report.device) {
@@ -147,7 +164,9 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
           {"copy_bandwidth_pct", optional_number(b.copy_bandwidth_pct)},
           {"matrix_rate_pct", optional_number(b.matrix_rate_pct)},
           {"time_over_floor", optional_number(b.time_over_floor)},
-          {"launch_bound", b.launch_bound}};
+          {"launch_bound", b.launch_bound},
+          {"diagnosis", b.profile && b.profile->diagnosis ? json(b.profile->diagnosis->line)
+                                                           : json()}};
       if (b.speedup) speedups.push_back(*b.speedup);
       // The goals of the suite: a launch-bound case (timed in graph mode) against the empty
       // kernel, every other case against the copy bandwidth, and every case against PyTorch.
@@ -159,11 +178,14 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
             {{"goal", fmt::format("within {}x of an empty kernel (graph mode)", launch_floor_goal)},
              {"met", ratio <= launch_floor_goal},
              {"by", fmt::format("{:.2f}x", ratio)}});
-      } else {
+      } else if (largest.at(o.item.id) == &o) {
         const double pct = b.copy_bandwidth_pct.value_or(0.0);
+        const double goal = entry_goal_pct(s, o.item.id);
         goals.push_back(
-            {{"goal", fmt::format("at least {:.0f}% of the copy bandwidth", bandwidth_goal_pct)},
-             {"met", pct >= bandwidth_goal_pct},
+            {{"goal", fmt::format("at least {:.0f}% of the copy bandwidth at the entry's largest "
+                                  "case",
+                                  goal)},
+             {"met", pct >= goal},
              {"by", fmt::format("{:.1f}%", pct)}});
       }
       const json torch = pytorch_times(pytorch, o.item.task, o.item.case_name, mode);
@@ -266,9 +288,12 @@ std::string render_portfolio_markdown(const json& summary) {
         fmt::format("[{}]({})", row.value("run_id", 0), row.value("run_bundle", "")));
     for (const auto& g : row.at("goals")) {
       if (g.value("met", false)) continue;
-      misses += fmt::format("- {} {} case {}: missed \"{}\" ({})\n", row.value("id", ""),
+      misses += fmt::format("- {} {} case {}: missed \"{}\" ({})", row.value("id", ""),
                             row.value("task", ""), row.value("case", ""), g.value("goal", ""),
                             g.value("by", ""));
+      // Why, where the counters were collected: the best variant's diagnosis.
+      const json diagnosis = b.is_null() ? json() : b.value("diagnosis", json());
+      misses += diagnosis.is_string() ? fmt::format("; {}\n", diagnosis.get<std::string>()) : "\n";
     }
   }
   const json& means = summary.at("geometric_means");

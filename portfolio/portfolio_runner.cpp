@@ -141,6 +141,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     b.cooldown_s = s.protocol.cooldown_s;
     b.confirm_best = s.protocol.confirm_best;
     b.timing.max_noise = s.protocol.max_noise;
+    b.profile = s.protocol.profile;
     if (item.mode) {
       b.timing.mode = *parse_timing_mode(*item.mode);
       b.mode_given = true;

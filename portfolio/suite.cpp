@@ -58,7 +58,11 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
   s.title = nonempty_text(r, doc, "(document)", "title");
   if (doc.contains("protocol")) {
     const json& p = doc["protocol"];
-    r.only_keys(p, "protocol", {"sessions", "confirm_best", "cooldown_s", "max_noise"});
+    r.only_keys(p, "protocol", {"sessions", "confirm_best", "cooldown_s", "max_noise", "profile"});
+    if (p.contains("profile")) {
+      if (!p["profile"].is_boolean()) r.fail("protocol.profile", "must be true or false");
+      s.protocol.profile = p["profile"].get<bool>();
+    }
     if (p.contains("sessions")) {
       if (!p["sessions"].is_number_integer() || p["sessions"].get<int>() < 1) {
         r.fail("protocol.sessions", "must be a positive integer");
@@ -88,10 +92,18 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
   const json& entries = nonempty_array(r, doc, "(document)", "entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string where = fmt::format("entries[{}]", i);
-    r.only_keys(entries[i], where, {"id", "task", "cases"});
+    r.only_keys(entries[i], where, {"id", "task", "cases", "bandwidth_goal_pct"});
     suite_entry e;
     e.id = nonempty_text(r, entries[i], where, "id");
     e.task = nonempty_text(r, entries[i], where, "task");
+    if (entries[i].contains("bandwidth_goal_pct")) {
+      const json& goal = entries[i]["bandwidth_goal_pct"];
+      if (!goal.is_number() || !(goal.get<double>() > 0.0 && goal.get<double>() <= 100.0)) {
+        r.fail(where + ".bandwidth_goal_pct",
+               "must be a percentage of the copy bandwidth above 0 and at most 100");
+      }
+      e.bandwidth_goal_pct = goal.get<double>();
+    }
     if (!seen.insert(e.task).second) r.fail(where, fmt::format("task {} is listed twice", e.task));
     task_spec task;
     try {

@@ -17,6 +17,9 @@ struct suite_entry {
   std::string id;  // KernelBench's number ("036") or the suite's own ("i01")
   std::string task;
   std::vector<suite_case> cases;
+  // [% of the copy bandwidth] what the entry's largest case must reach where the suite's
+  // default (portfolio_report.hpp) does not apply, e.g. attention's 80%.
+  std::optional<double> bandwidth_goal_pct = std::nullopt;
 };
 
 // How every case of the suite is timed: the confirmation protocol by default.
@@ -27,6 +30,9 @@ struct suite_protocol {
   int confirm_best = 0;
   double cooldown_s = 1.0;  // [seconds] between two sessions
   double max_noise = 0.005;
+  // Every passing variant's hardware counters after its timing, so that a missed goal comes
+  // with the profile's diagnosis.
+  bool profile = false;
 };
 
 // portfolio/suites/<name>.json: the tasks and cases a portfolio runs, and how.

@@ -108,6 +108,12 @@ struct fake_bench {
     v.speedup = {.low = 1.9, .high = 2.1, .point = 10.0 / candidate_us};
     v.sessions = o.sessions;
     cand.verdict = v;
+    if (o.profile) {
+      cand.profile = diagnostics{};
+      cand.profile->diagnosis = counter_diagnosis{.line = "latency-bound; long_scoreboard 70%"};
+    }
+    // A case named "large" moves the most bytes of its task.
+    r.roofline_bytes = o.timed_case == "large" ? 1e9 : 1e6;
     r.results = {base, cand};
     r.run_id = records.begin_run("fake bench " + key, o.task, "{}");
     records.finish_run(r.run_id, "completed", records.cas().put(to_json(r).dump(1)));
@@ -253,6 +259,73 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   for (auto& [key, done] : progress.at("done").items()) done.erase("sources_sha256");
   write_file_atomically(progress_path, progress.dump(1));
   EXPECT_EQ(rerun().first.size(), 3U);
+}
+
+// Served sizes: the bandwidth goal holds at each entry's largest case only, at the entry's own
+// percentage where it names one, and a missed goal says what the counters found.
+TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAndItsDiagnosis) {
+  store records(dir_ / "home");
+  const auto file = write("served.json", R"({
+      "name": "served", "title": "one task at two sizes",
+      "protocol": {"sessions": 5, "profile": true},
+      "entries": [
+        {"id": "s1", "task": "relu", "bandwidth_goal_pct": 95,
+         "cases": [{"case": "canonical"}, {"case": "large", "mode": "hot"}]}
+      ]})");
+  const suite s = load_suite(BLASTER_SOURCE_DIR, file.string());
+  EXPECT_TRUE(s.protocol.profile);
+  EXPECT_EQ(s.entries[0].bandwidth_goal_pct, std::optional<double>(95.0));
+  fake_bench bench;
+  const auto outcomes = run_portfolio(s,
+                                      {.root = BLASTER_SOURCE_DIR,
+                                       .arch = {},
+                                       .sessions = 0,
+                                       .fresh = false,
+                                       .command = "t",
+                                       .compile = {}},
+                                      records, std::ref(bench));
+  const json summary = summarize_portfolio(s, outcomes, json());
+  const json& rows = summary.at("rows");
+  ASSERT_EQ(rows.size(), 2U);
+  auto bandwidth_goals = [](const json& row) {
+    json out = json::array();
+    for (const auto& g : row.at("goals")) {
+      if (g.at("goal").get<std::string>().find("copy bandwidth") != std::string::npos) {
+        out.push_back(g);
+      }
+    }
+    return out;
+  };
+  EXPECT_TRUE(bandwidth_goals(rows[0]).empty()) << "the smaller case is not held to it";
+  const json large = bandwidth_goals(rows[1]);
+  ASSERT_EQ(large.size(), 1U);
+  EXPECT_FALSE(large[0].at("met").get<bool>()) << "90% is short of the entry's 95%";
+  EXPECT_NE(large[0].at("goal").get<std::string>().find("95%"), std::string::npos);
+  EXPECT_EQ(rows[1].at("best").at("diagnosis"), "latency-bound; long_scoreboard 70%");
+  const std::string md = render_portfolio_markdown(summary);
+  EXPECT_NE(md.find("s1 relu case large: missed \"at least 95% of the copy bandwidth at the "
+                    "entry's largest case\" (90.0%); latency-bound; long_scoreboard 70%"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(summary.at("protocol").at("profile"), true);
+}
+
+TEST_F(Portfolio, ABadGoalOrProfileIsRefusedWhereItIs) {
+  auto refused = [&](const std::string& entry, const std::string& protocol) {
+    const auto file = write("bad.json", R"({"name": "b", "title": "t", "protocol": {)" + protocol +
+                                            R"(}, "entries": [{"id": "1", "task": "relu", )" +
+                                            entry + R"("cases": [{"case": "canonical"}]}]})");
+    try {
+      static_cast<void>(load_suite(BLASTER_SOURCE_DIR, file.string()));
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused(R"("bandwidth_goal_pct": 120, )", "").find("entries[0].bandwidth_goal_pct"),
+            std::string::npos);
+  EXPECT_NE(refused("", R"("profile": "yes")").find("protocol.profile: must be true or false"),
+            std::string::npos);
 }
 
 TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
