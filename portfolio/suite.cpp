@@ -1,6 +1,7 @@
 #include "portfolio/suite.hpp"
 
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -92,17 +93,24 @@ suite load_suite(const std::filesystem::path& root, const std::string& name_or_f
   const json& entries = nonempty_array(r, doc, "(document)", "entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const std::string where = fmt::format("entries[{}]", i);
-    r.only_keys(entries[i], where, {"id", "task", "cases", "bandwidth_goal_pct"});
+    r.only_keys(entries[i], where,
+                {"id", "task", "cases", "bandwidth_goal_pct", "roofline_goal_pct"});
     suite_entry e;
     e.id = nonempty_text(r, entries[i], where, "id");
     e.task = nonempty_text(r, entries[i], where, "task");
-    if (entries[i].contains("bandwidth_goal_pct")) {
-      const json& goal = entries[i]["bandwidth_goal_pct"];
-      if (!goal.is_number() || !(goal.get<double>() > 0.0 && goal.get<double>() <= 100.0)) {
-        r.fail(where + ".bandwidth_goal_pct",
-               "must be a percentage of the copy bandwidth above 0 and at most 100");
+    for (const auto& [key, goal, of] :
+         {std::tuple{"bandwidth_goal_pct", &e.bandwidth_goal_pct, "the copy bandwidth"},
+          std::tuple{"roofline_goal_pct", &e.roofline_goal_pct, "the roofline floor"}}) {
+      if (!entries[i].contains(key)) continue;
+      const json& pct = entries[i][key];
+      if (!pct.is_number() || !(pct.get<double>() > 0.0 && pct.get<double>() <= 100.0)) {
+        r.fail(fmt::format("{}.{}", where, key),
+               fmt::format("must be a percentage of {} above 0 and at most 100", of));
       }
-      e.bandwidth_goal_pct = goal.get<double>();
+      *goal = pct.get<double>();
+    }
+    if (e.bandwidth_goal_pct && e.roofline_goal_pct) {
+      r.fail(where, "name one goal for the largest case: bandwidth_goal_pct or roofline_goal_pct");
     }
     if (!seen.insert(e.task).second) r.fail(where, fmt::format("task {} is listed twice", e.task));
     task_spec task;

@@ -102,6 +102,7 @@ struct fake_bench {
     cand.time_us = candidate_us;
     cand.speedup = 10.0 / candidate_us;
     cand.copy_bandwidth_pct = 90.0;
+    cand.time_over_floor = 1.25;  // 80% of the roofline floor
     cand.timing = t;
     verdict_result v;
     v.v = verdict::improved;
@@ -270,7 +271,8 @@ TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAn
       "protocol": {"sessions": 5, "profile": true},
       "entries": [
         {"id": "s1", "task": "relu", "bandwidth_goal_pct": 95,
-         "cases": [{"case": "canonical"}, {"case": "large", "mode": "hot"}]}
+         "cases": [{"case": "canonical"}, {"case": "large", "mode": "hot"}]},
+        {"id": "s2", "task": "rmsnorm", "roofline_goal_pct": 75, "cases": [{"case": "canonical"}]}
       ]})");
   const suite s = load_suite(BLASTER_SOURCE_DIR, file.string());
   EXPECT_TRUE(s.protocol.profile);
@@ -286,11 +288,13 @@ TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAn
                                       records, std::ref(bench));
   const json summary = summarize_portfolio(s, outcomes, json());
   const json& rows = summary.at("rows");
-  ASSERT_EQ(rows.size(), 2U);
+  ASSERT_EQ(rows.size(), 3U);
   auto bandwidth_goals = [](const json& row) {
     json out = json::array();
     for (const auto& g : row.at("goals")) {
-      if (g.at("goal").get<std::string>().find("copy bandwidth") != std::string::npos) {
+      const std::string goal = g.at("goal");
+      if (goal.find("copy bandwidth") != std::string::npos ||
+          goal.find("roofline floor") != std::string::npos) {
         out.push_back(g);
       }
     }
@@ -302,6 +306,13 @@ TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAn
   EXPECT_FALSE(large[0].at("met").get<bool>()) << "90% is short of the entry's 95%";
   EXPECT_NE(large[0].at("goal").get<std::string>().find("95%"), std::string::npos);
   EXPECT_EQ(rows[1].at("best").at("diagnosis"), "latency-bound; long_scoreboard 70%");
+  // The second entry is held to its roofline floor instead: 80% of it meets 75%.
+  const json floor = bandwidth_goals(rows[2]);
+  ASSERT_EQ(floor.size(), 1U);
+  EXPECT_NE(floor[0].at("goal").get<std::string>().find("75% of the roofline floor"),
+            std::string::npos);
+  EXPECT_TRUE(floor[0].at("met").get<bool>());
+  EXPECT_EQ(floor[0].at("by"), "80.0%");
   const std::string md = render_portfolio_markdown(summary);
   EXPECT_NE(md.find("s1 relu case large: missed \"at least 95% of the copy bandwidth at the "
                     "entry's largest case\" (90.0%); latency-bound; long_scoreboard 70%"),
@@ -325,6 +336,9 @@ TEST_F(Portfolio, ABadGoalOrProfileIsRefusedWhereItIs) {
   EXPECT_NE(refused(R"("bandwidth_goal_pct": 120, )", "").find("entries[0].bandwidth_goal_pct"),
             std::string::npos);
   EXPECT_NE(refused("", R"("profile": "yes")").find("protocol.profile: must be true or false"),
+            std::string::npos);
+  EXPECT_NE(refused(R"("bandwidth_goal_pct": 85, "roofline_goal_pct": 80, )", "")
+                .find("name one goal for the largest case"),
             std::string::npos);
 }
 
