@@ -22,36 +22,22 @@
 // leaves the slice's top k; a second launch merges the rows' SPLIT * k candidates the same way.
 #include <cuda_bf16.h>
 
+#include "common/bf16_order.cuh"
 #include "common/bf16_pack.cuh"
 
+using blaster_common::bf16_level;
+using blaster_common::bf16_of_level;
 using blaster_common::bf16x8;
+using blaster_common::make_key;
 
 namespace {
 
 constexpr int kmax = 64;  // k at most; also the number of groups the first threshold uses
 
-// bf16 bits in an order that unsigned comparison follows: higher value, higher code. -0 becomes
-// +0 first, since the reference ranks them equal. Finite values never give 0.
-__device__ __forceinline__ unsigned order16(unsigned bits) {
-  if (bits == 0x8000u) bits = 0u;
-  return (bits & 0x8000u) ? (~bits & 0xFFFFu) : (bits | 0x8000u);
-}
-
-__device__ __forceinline__ unsigned bits_of_order16(unsigned code) {
-  return (code & 0x8000u) ? (code & 0x7FFFu) : (~code & 0xFFFFu);
-}
-
-// A key: the value's order in the high half, 0xFFFF - position in the low half, so that a larger
-// key is the higher value, or the lower position among equal values. Keys of distinct positions
-// differ; 0 is no element.
-__device__ __forceinline__ unsigned make_key(unsigned bits, int position) {
-  return (order16(bits) << 16) | (0xFFFFu - static_cast<unsigned>(position));
-}
-
 // The float a threshold key's value is: below it no logit can reach the key.
 __device__ __forceinline__ float key_floor(unsigned key) {
   if (key == 0u) return __int_as_float(0xff800000);  // -infinity: everything passes
-  return __uint_as_float(bits_of_order16(key >> 16) << 16);
+  return __uint_as_float(bf16_of_level(key >> 16) << 16);
 }
 
 struct select_state {
@@ -336,7 +322,7 @@ __global__ void __launch_bounds__(BLOCK)
     const unsigned key = index < static_cast<unsigned>(n) ? original[index] : 0u;
     const int id =
         static_cast<int>(index) / k * length + static_cast<int>(0xFFFFu - (key & 0xFFFFu));
-    const unsigned short bits = static_cast<unsigned short>(bits_of_order16(key >> 16));
+    const unsigned short bits = static_cast<unsigned short>(bf16_of_level(key >> 16));
     values[row * k + i] = __ushort_as_bfloat16(bits);
     ids[row * k + i] = id;
   }

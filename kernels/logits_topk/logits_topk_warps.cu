@@ -27,33 +27,19 @@
 // below the best of the slices' k-th keys (each slice has k candidates at or above its own).
 #include <cuda_bf16.h>
 
+#include "common/bf16_order.cuh"
 #include "common/bf16_pack.cuh"
 
+using blaster_common::bf16_level;
+using blaster_common::bf16_of_level;
 using blaster_common::bf16x8;
+using blaster_common::make_key;
 
 namespace {
 
 constexpr int kmax = 64;         // k at most
 constexpr int capacity = 512;    // keys a warp's buffer holds
 constexpr unsigned full_mask = 0xffffffffu;
-
-// bf16 bits in an order that unsigned comparison follows: higher value, higher code. -0 becomes
-// +0 first, since the reference ranks them equal. Finite values never give 0.
-__device__ __forceinline__ unsigned order16(unsigned bits) {
-  if (bits == 0x8000u) bits = 0u;
-  return (bits & 0x8000u) ? (~bits & 0xFFFFu) : (bits | 0x8000u);
-}
-
-__device__ __forceinline__ unsigned bits_of_order16(unsigned code) {
-  return (code & 0x8000u) ? (code & 0x7FFFu) : (~code & 0xFFFFu);
-}
-
-// A key: the value's order in the high half, 0xFFFF - position in the low half, so that a larger
-// key is the higher value, or the lower position among equal values. Keys of distinct positions
-// differ; 0 is no element.
-__device__ __forceinline__ unsigned make_key(unsigned bits, int position) {
-  return (order16(bits) << 16) | (0xFFFFu - static_cast<unsigned>(position));
-}
 
 __device__ __forceinline__ unsigned lanes_below() {
   unsigned m;
@@ -201,7 +187,7 @@ struct threshold {
 
 __device__ __forceinline__ threshold threshold_of(unsigned key) {
   // key 0 (or a value of -infinity) lets everything pass.
-  const unsigned bits = key == 0u ? 0xFF80u : bits_of_order16(key >> 16);
+  const unsigned bits = key == 0u ? 0xFF80u : bf16_of_level(key >> 16);
   const __nv_bfloat16 b = __ushort_as_bfloat16(static_cast<unsigned short>(bits));
   return {key, __uint_as_float(bits << 16), __halves2bfloat162(b, b)};
 }
@@ -316,7 +302,7 @@ __global__ void __launch_bounds__(32 * WARPS)
       for (int j = 0; j < HELD; ++j) {
         const __nv_bfloat162 m = pack_max(cur[j]);
         const unsigned pair = *reinterpret_cast<const unsigned*>(&m);
-        const unsigned code = max(order16(pair & 0xFFFFu), order16(pair >> 16));
+        const unsigned code = max(bf16_level(pair & 0xFFFFu), bf16_level(pair >> 16));
         if (code > best[0]) {
           best[1] = best[0];
           best[0] = code;
@@ -429,7 +415,7 @@ __global__ void __launch_bounds__(32)
     const unsigned key = index < static_cast<unsigned>(n) ? c[index] : 0u;
     const int id =
         static_cast<int>(index) / k * length + static_cast<int>(0xFFFFu - (key & 0xFFFFu));
-    const auto bits = static_cast<unsigned short>(bits_of_order16(key >> 16));
+    const auto bits = static_cast<unsigned short>(bf16_of_level(key >> 16));
     values[row * k + i] = __ushort_as_bfloat16(bits);
     ids[row * k + i] = id;
   }

@@ -21,6 +21,7 @@
 // block finds that occurrence by a scan in id order over its own slice.
 #include <cuda_bf16.h>
 
+#include "common/bf16_order.cuh"
 #include "common/bf16_pack.cuh"
 #include "common/block_reduce.cuh"
 #include "common/cluster.cuh"
@@ -37,17 +38,14 @@ constexpr int levels = 65536;
 constexpr int words = levels / 2;  // two 16-bit counts a word
 constexpr int packs_per_round = 2;  // 16-byte loads in flight per thread
 
-// A bf16 logit's bits as a key that orders like its value; -0 and +0 are one level.
+// A bf16 logit's level (bf16_order.cuh): the tokens' order is their levels'.
 __device__ __forceinline__ int level_of(unsigned bits) {
-  if (bits == 0x8000u) bits = 0u;
-  return static_cast<int>((bits & 0x8000u) != 0u ? (~bits & 0xFFFFu) : (bits | 0x8000u));
+  return static_cast<int>(blaster_common::bf16_level(bits));
 }
 
 // The logit a level stands for.
 __device__ __forceinline__ float level_value(int level) {
-  const unsigned key = static_cast<unsigned>(level);
-  const unsigned bits = (key & 0x8000u) != 0u ? (key & 0x7FFFu) : (~key & 0xFFFFu);
-  return __uint_as_float(bits << 16);
+  return __uint_as_float(blaster_common::bf16_of_level(static_cast<unsigned>(level)) << 16);
 }
 
 __device__ __forceinline__ unsigned count_in(unsigned word, int level) {
