@@ -24,6 +24,7 @@
 
 #include "common/bf16_order.cuh"
 #include "common/bf16_pack.cuh"
+#include "common/warp_sort.cuh"
 
 using blaster_common::bf16_level;
 using blaster_common::bf16_of_level;
@@ -52,26 +53,7 @@ struct select_state {
 __device__ __forceinline__ void warp_sort64(unsigned* sel, int count) {
   const int lane = threadIdx.x % 32;
   unsigned v[2] = {lane < count ? sel[lane] : 0u, lane + 32 < count ? sel[lane + 32] : 0u};
-#pragma unroll
-  for (int size = 2; size <= 64; size <<= 1) {
-#pragma unroll
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      if (stride == 32) {
-        const unsigned hi = max(v[0], v[1]);
-        v[1] = min(v[0], v[1]);
-        v[0] = hi;
-        continue;
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int e = r * 32 + lane;
-        const unsigned other = __shfl_xor_sync(0xffffffffu, v[r], stride);
-        const bool descending = (e & size) == 0;  // the whole array, at size 64
-        const bool lower = (e & stride) == 0;
-        v[r] = (lower == descending) ? max(v[r], other) : min(v[r], other);
-      }
-    }
-  }
+  blaster_common::warp_sort64(v);
   sel[lane] = v[0];
   sel[lane + 32] = v[1];
 }

@@ -29,11 +29,13 @@
 
 #include "common/bf16_order.cuh"
 #include "common/bf16_pack.cuh"
+#include "common/warp_sort.cuh"
 
 using blaster_common::bf16_level;
 using blaster_common::bf16_of_level;
 using blaster_common::bf16x8;
 using blaster_common::make_key;
+using blaster_common::warp_sort64;
 
 namespace {
 
@@ -52,31 +54,6 @@ __device__ __forceinline__ __nv_bfloat162 pack_max(const uint4& v) {
   bf16x8 u;
   u.v = v;
   return __hmax2(__hmax2(u.h2[0], u.h2[1]), __hmax2(u.h2[2], u.h2[3]));
-}
-
-// Sorts 64 keys, element e = r * 32 + lane in v[r], highest first: a bitonic network in one warp.
-__device__ __forceinline__ void warp_sort64(unsigned (&v)[2]) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int size = 2; size <= 64; size <<= 1) {
-#pragma unroll
-    for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      if (stride == 32) {
-        const unsigned hi = max(v[0], v[1]);
-        v[1] = min(v[0], v[1]);
-        v[0] = hi;
-        continue;
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int e = r * 32 + lane;
-        const unsigned other = __shfl_xor_sync(full_mask, v[r], stride);
-        const bool descending = (e & size) == 0;  // the whole array, at size 64
-        const bool lower = (e & stride) == 0;
-        v[r] = (lower == descending) ? max(v[r], other) : min(v[r], other);
-      }
-    }
-  }
 }
 
 // The k (at most 64) largest of keys[0, n) into sel[0, min(n, k)), in no particular order. Keys
