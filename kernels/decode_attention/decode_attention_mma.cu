@@ -35,10 +35,14 @@
 // of each head in a fixed order. The head size is the task's 128.
 #include <cuda_bf16.h>
 
+#include "common/cp_async.cuh"
 #include "common/mma_m16n8k16.cuh"
 #include "common/online_softmax.cuh"
 #include "common/shared_memory.cuh"
 
+using blaster_common::cp_async_16_line;
+using blaster_common::cp_async_commit;
+using blaster_common::cp_async_wait;
 using blaster_common::exp2_ftz;
 using blaster_common::log2e;
 using blaster_common::minus_infinity;
@@ -54,23 +58,6 @@ constexpr int tile_bytes = tile_tokens * row_bytes;  // [bytes] of K, and again 
 constexpr int heads_per_pass = 8;                    // the n of an mma: query heads at a time
 constexpr int acc_stride = head_dim + 4;  // floats a head in a warp's partial: no bank conflicts
 constexpr unsigned full_mask = 0xffffffffu;
-
-// 16 bytes from global to shared memory without registers; L2 fetches the whole 256-byte row,
-// whose other sectors the neighbouring copies of this warp ask for next.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(dst), "l"(src)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// Waits until at most PENDING of this thread's groups are in flight.
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-}
 
 // The memory clobber keeps each read after the wait and barrier that make the tile visible.
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
@@ -161,8 +148,8 @@ __global__ void __launch_bounds__(WARPS * 32)
     const unsigned slot = ring_base + (j % STAGES) * 2 * tile_bytes;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      cp_async_16(slot + copy_to[i], k_src + 16 * i);
-      cp_async_16(slot + tile_bytes + copy_to[i], v_src + 16 * i);
+      cp_async_16_line(slot + copy_to[i], k_src + 16 * i);
+      cp_async_16_line(slot + tile_bytes + copy_to[i], v_src + 16 * i);
     }
   };
 

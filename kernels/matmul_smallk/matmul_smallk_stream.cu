@@ -15,11 +15,15 @@
 // ring so no load stalls the stores, and each 16-byte store instruction writes whole 128-B lines.
 #include <cuda_fp16.h>
 
+#include "common/cp_async.cuh"
 #include "common/mma_m16n8k16.cuh"
 #include "common/shared_memory.cuh"
 
 namespace {
 
+using blaster_common::cp_async_16;
+using blaster_common::cp_async_commit;
+using blaster_common::cp_async_wait;
 using blaster_common::mma_16816;
 using blaster_common::pack_float2;
 using blaster_common::pack_half2;
@@ -40,21 +44,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(address)
                : "memory");
-}
-
-// 16 bytes global -> shared; src_bytes 0 writes 16 zero bytes and reads nothing.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, unsigned src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-template <int PENDING>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
 }
 
 __device__ __forceinline__ unsigned word(const uint4& v, int i) {
