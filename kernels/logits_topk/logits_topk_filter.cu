@@ -65,7 +65,6 @@ __device__ __forceinline__ void warp_sort64(unsigned* sel, int count) {
 template <int BLOCK>
 __device__ int select_top(const unsigned* keys, int n, int k, unsigned* hist, unsigned* sel,
                           select_state& st) {
-  const int lane = threadIdx.x % 32;
   __syncthreads();
   if (n <= k) {
     for (int i = threadIdx.x; i < n; i += BLOCK) sel[i] = keys[i];
@@ -82,29 +81,7 @@ __device__ int select_top(const unsigned* keys, int n, int k, unsigned* hist, un
       }
       __syncthreads();
       if (threadIdx.x < 32) {
-        // Lane l holds bins 8l .. 8l+7; sums from the top down find the bin holding the need-th.
-        unsigned own = 0u;
-#pragma unroll
-        for (int b = 0; b < 8; ++b) own += hist[lane * 8 + b];
-        unsigned from_here = own;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-          const unsigned t = __shfl_down_sync(0xffffffffu, from_here, off);
-          if (lane + off < 32) from_here += t;
-        }
-        unsigned above = from_here - own;
-        if (above < need && need <= from_here) {
-          for (int b = 7; b >= 0; --b) {
-            const unsigned h = hist[lane * 8 + b];
-            if (above + h >= need) {
-              st.digit = static_cast<unsigned>(lane * 8 + b);
-              st.above = above;
-              st.bin = h;
-              break;
-            }
-            above += h;
-          }
-        }
+        static_cast<void>(blaster_common::boundary_bin(hist, need, st.digit, st.above, st.bin));
       }
       __syncthreads();
       prefix |= st.digit << shift;

@@ -34,6 +34,7 @@
 using blaster_common::bf16_level;
 using blaster_common::bf16_of_level;
 using blaster_common::bf16x8;
+using blaster_common::boundary_bin;
 using blaster_common::make_key;
 using blaster_common::warp_sort64;
 
@@ -80,34 +81,10 @@ __device__ int warp_select(const unsigned* keys, int n, int k, unsigned* hist,
       if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255u], 1u);
     }
     __syncwarp();
-    // Lane l holds bins 8l .. 8l+7; sums from the top down find the bin holding the need-th.
-    unsigned own = 0u;
-#pragma unroll
-    for (int b = 0; b < 8; ++b) own += hist[lane * 8 + b];
-    unsigned from_here = own;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const unsigned t = __shfl_down_sync(full_mask, from_here, off);
-      if (lane + off < 32) from_here += t;
-    }
-    unsigned above = from_here - own;
-    const bool holder = above < need && need <= from_here;  // exactly one lane
     unsigned digit = 0u;
     unsigned before = 0u;  // keys in bins above the boundary bin
     unsigned in_bin = 0u;
-    if (holder) {
-#pragma unroll
-      for (int b = 7; b >= 0; --b) {
-        const unsigned h = hist[lane * 8 + b];
-        if (above + h >= need) {
-          digit = static_cast<unsigned>(lane * 8 + b);
-          before = above;
-          in_bin = h;
-          break;
-        }
-        above += h;
-      }
-    }
+    const bool holder = boundary_bin(hist, need, digit, before, in_bin);  // exactly one lane
     const int src = __ffs(__ballot_sync(full_mask, holder)) - 1;
     digit = __shfl_sync(full_mask, digit, src);
     before = __shfl_sync(full_mask, before, src);
