@@ -39,6 +39,20 @@ union bf16_pack {
   __nv_bfloat16 h[N];
 };
 
+// Eight values times scale times their eight weights, rounded to bf16: a normalization's output.
+__device__ __forceinline__ uint4 scaled_by_weight(uint4 values, uint4 weights, float scale) {
+  bf16x8 u, g, o;
+  u.v = values;
+  g.v = weights;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float2 f = __bfloat1622float2(u.h2[k]);
+    const float2 fw = __bfloat1622float2(g.h2[k]);
+    o.h2[k] = __floats2bfloat162_rn(f.x * scale * fw.x, f.y * scale * fw.y);
+  }
+  return o.v;
+}
+
 // Whether every pointer is aligned to BYTES: a row of whole packs of N bf16 values from there
 // (BYTES = 2N) moves in whole words.
 template <int BYTES>

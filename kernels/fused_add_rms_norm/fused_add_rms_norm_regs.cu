@@ -19,6 +19,7 @@
 using blaster_common::aligned16;
 using blaster_common::bf16x8;
 using blaster_common::block_sum;
+using blaster_common::scaled_by_weight;
 
 template <int THREADS, int PACKS>
 __global__ void __launch_bounds__(THREADS)
@@ -73,16 +74,7 @@ __global__ void __launch_bounds__(THREADS)
 
   // The stored sum of pack p, scaled and weighted, to out.
   auto store = [&](int p, uint4 stored) {
-    bf16x8 z, g, o;
-    z.v = stored;
-    g.v = __ldg(w + p);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 f = __bfloat1622float2(z.h2[k]);
-      const float2 fw = __bfloat1622float2(g.h2[k]);
-      o.h2[k] = __floats2bfloat162_rn(f.x * scale * fw.x, f.y * scale * fw.y);
-    }
-    __stcs(to + p, o.v);
+    __stcs(to + p, scaled_by_weight(stored, __ldg(w + p), scale));
   };
 #pragma unroll
   for (int j = 0; j < PACKS; ++j) {
