@@ -1,6 +1,4 @@
-#include <algorithm>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,10 +11,8 @@
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
 #include "cli/task_flags.hpp"
-#include "core/error.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
-#include "tasks/task_spec.hpp"
 
 namespace blaster::cli {
 namespace {
