@@ -157,7 +157,18 @@ def suite_cases(suite_name):
             symbols = {name: spec["value"] for name, spec in task["symbols"].items()
                        if "value" in spec}
             symbols.update(case["symbols"])
-            yield suite, task, case, symbols
+            yield item, task, case, symbols
+
+
+def timed_modes(requested, item, case):
+    """The modes to time a case in: those asked for, where "case" is the one the suite times it in
+    (the suite entry's mode, else the case's own, else hot)."""
+    modes = []
+    for mode in requested:
+        mode = item.get("mode", case.get("mode", "hot")) if mode == "case" else mode
+        if mode not in modes:
+            modes.append(mode)
+    return modes
 
 
 def make_inputs(torch, task, symbols):
@@ -264,7 +275,11 @@ def main():
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     parser.add_argument("--copy-only", action="store_true",
                         help="time PyTorch's 2 GiB device-to-device copy and nothing else")
-    parser.add_argument("--modes", default="hot,graph,cold", help="comma-separated modes")
+    parser.add_argument("--modes", default="hot,graph,cold",
+                        help='comma-separated modes; "case" is the mode the suite times each case in')
+    parser.add_argument("--tasks", help="comma-separated tasks of the suite to time (default: all)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the cases --out already holds and time only the others")
     parser.add_argument("--sample-ms", type=float, default=1.0)
     parser.add_argument("--max-noise", type=float, default=0.005)
     parser.add_argument("--min-samples", type=int, default=10)
@@ -273,6 +288,14 @@ def main():
     args = parser.parse_args()
 
     cases = list(suite_cases(args.suite))
+    if args.tasks:
+        wanted = set(args.tasks.split(","))
+        unknown = wanted - {task["name"] for _, task, _, _ in cases}
+        if unknown:
+            print(f"benchmark_pytorch.py: suite {args.suite} has no task {', '.join(sorted(unknown))}",
+                  file=sys.stderr)
+            return 2
+        cases = [c for c in cases if c[1]["name"] in wanted]
     if args.list:
         for _, task, case, symbols in cases:
             print(task["name"], case["name"], " ".join(f"{k}={v}" for k, v in symbols.items()))
@@ -296,10 +319,14 @@ def main():
         "copy": copy_bandwidth(torch, args),
         "cases": [],
     }
+    if args.resume and args.out and pathlib.Path(args.out).exists():
+        out["cases"] = json.loads(pathlib.Path(args.out).read_text())["cases"]
+        done = {(c["task"], c["case"]) for c in out["cases"]}
+        cases = [c for c in cases if (c[1]["name"], c[2]["name"]) not in done]
     print(f"PyTorch copy: {out['copy']['bytes_per_second'] / 1e9:.1f} GB/s", file=sys.stderr)
     if args.copy_only:
         cases = []
-    for _, task, case, symbols in cases:
+    for item, task, case, symbols in cases:
         name = task["name"]
         entry = {"task": name, "case": case["name"], "symbols": symbols, "methods": {}}
         print(f"{name} {case['name']}", file=sys.stderr)
@@ -324,7 +351,7 @@ def main():
             entry["methods"]["compile"] = {"status": f"failed: {type(e).__name__}: {e}"}
         for method, fn in methods.items():
             result = {"status": "ok"}
-            for mode in modes:
+            for mode in timed_modes(modes, item, case):
                 try:
                     median, noise, count = time_method(torch, fn, mode, args, l2_bytes)
                     result[f"{mode}_us"] = median

@@ -53,6 +53,16 @@ class EverySuite(unittest.TestCase):
                         high = benchmark_pytorch.evaluate(init["high"], symbols)
                         self.assertLessEqual(low, high)
 
+    def test_case_mode_is_the_one_the_suite_times_the_case_in(self):
+        modes = {(task["name"], case["name"]): benchmark_pytorch.timed_modes(["case"], item, case)
+                 for item, task, case, _ in benchmark_pytorch.suite_cases("infer")}
+        self.assertEqual(modes[("rms_norm", "t1")], ["graph"])  # the case says graph
+        self.assertEqual(modes[("rms_norm", "t8192")], ["hot"])  # nothing says: hot
+        item, case = {"case": "t1", "mode": "cold"}, {"name": "t1", "mode": "graph"}
+        self.assertEqual(benchmark_pytorch.timed_modes(["case", "hot"], item, case),
+                         ["cold", "hot"])  # the suite entry's mode wins over the case's
+        self.assertEqual(benchmark_pytorch.timed_modes(["hot", "case"], {}, {}), ["hot"])
+
     def test_an_unknown_shape_word_is_refused(self):
         with self.assertRaises(ValueError):
             benchmark_pytorch.evaluate("__import__('os')", {"T": 1})
