@@ -46,7 +46,7 @@ std::optional<tuned_choice> tuned_for(const bench_options& options, const task_s
                             .dtype = report.dtype,
                             .toolchain = toolchain_key(report)};
   std::optional<tuned_choice> choice =
-      find_tuned(options.root / "kernels" / task.name / "tuned", task, timed, target);
+      find_tuned(tuned_folder(options.root, task.name), task, timed, target);
   if (!choice) return std::nullopt;
   if (std::none_of(f.variants.begin(), f.variants.end(),
                    [&](const candidate_variant& v) { return v.params == choice->params; })) {

@@ -43,6 +43,10 @@ std::string size_symbol_of(const task_spec& task, const tuned_table& table) {
 
 }  // namespace
 
+std::filesystem::path tuned_folder(const std::filesystem::path& root, const std::string& task) {
+  return root / "kernels" / task / "tuned";
+}
+
 std::optional<tuned_choice> find_tuned(const std::filesystem::path& folder, const task_spec& task,
                                        const task_case& c, const tuned_target& target) {
   std::error_code error;

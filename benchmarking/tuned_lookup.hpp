@@ -21,6 +21,9 @@
 
 namespace blaster {
 
+// Where a task's tuned tables live: kernels/<task>/tuned/ under the root.
+std::filesystem::path tuned_folder(const std::filesystem::path& root, const std::string& task);
+
 // The case's shape as a table names it: every integer symbol but the size, at its value.
 std::vector<std::pair<std::string, std::string>> shape_key(const task_spec& task,
                                                            const task_case& c,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/tuned_lookup.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
@@ -187,7 +188,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       return no_gpu(global, result.gpu_unavailable);
     }
     const std::filesystem::path folder =
-        flags->out.empty() ? options.bench.root / "kernels" / options.bench.task / "tuned"
+        flags->out.empty() ? tuned_folder(options.bench.root, options.bench.task)
                            : flags->out;
     nlohmann::json written = nlohmann::json::array();
     for (const auto& table : result.tables) {

@@ -9,6 +9,7 @@
 
 #include "benchmarking/candidate.hpp"
 #include "benchmarking/result_printer.hpp"
+#include "benchmarking/tuned_lookup.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -26,9 +27,9 @@ json progress_identity(const suite& s, int sessions) {
 }
 
 // What makes a recorded item still valid besides the identity: the bytes of the task's files
-// (tasks/<task>/), of its candidates and of the shared headers they may include
-// (kernels/common/), each named by its path under root so that a renamed or removed file
-// changes the digest too.
+// (tasks/<task>/), of its candidates, of the shared headers they may include (kernels/common/)
+// and of the tuned tables bench takes their configurations from (kernels/<task>/tuned/), each
+// named by its path under root so that a renamed or removed file changes the digest too.
 std::string sources_sha256(const std::filesystem::path& root, const std::string& task) {
   std::set<std::string> files;  // relative to root, so sorted in a stable order
   auto add = [&](const std::filesystem::path& file) {
@@ -38,6 +39,11 @@ std::string sources_sha256(const std::filesystem::path& root, const std::string&
     if (entry.is_regular_file()) add(entry.path());
   }
   for (const auto& file : discover_candidates(root, task, {})) add(file);
+  if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
+    for (const auto& entry : std::filesystem::directory_iterator(tuned)) {
+      if (entry.is_regular_file()) add(entry.path());
+    }
+  }
   if (const auto common = common_headers_folder(root); std::filesystem::is_directory(common)) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(common)) {
       if (entry.is_regular_file()) add(entry.path());

@@ -254,6 +254,13 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   EXPECT_EQ(asked, (std::vector<std::string>{"relu/canonical task's mode", "relu/large hot"}));
   EXPECT_EQ(resumed, (std::vector<bool>{false, false, true}));
 
+  // A tuned table written for rmsnorm: bench would take its configuration, so rmsnorm is redone.
+  fs::create_directories(root / "kernels/rmsnorm/tuned");
+  { std::ofstream(root / "kernels/rmsnorm/tuned/H=4096,device_name=X,dtype=f32.json") << "{}\n"; }
+  std::tie(asked, resumed) = rerun();
+  EXPECT_EQ(asked, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  EXPECT_EQ(resumed, (std::vector<bool>{true, true, false}));
+
   // A progress file that recorded no sources (an older blaster's) is redone entirely.
   const fs::path progress_path = portfolio_progress_file(records, s);
   json progress = json::parse(read_file(progress_path));
