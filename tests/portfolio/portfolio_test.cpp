@@ -111,7 +111,8 @@ struct fake_bench {
     cand.verdict = v;
     if (o.profile) {
       cand.profile = diagnostics{};
-      cand.profile->diagnosis = counter_diagnosis{.line = "latency-bound; long_scoreboard 70%"};
+      cand.profile->diagnosis = counter_diagnosis{};
+      cand.profile->diagnosis->line = "latency-bound; long_scoreboard 70%";
     }
     // A case named "large" moves the most bytes of its task.
     r.roofline_bytes = o.timed_case == "large" ? 1e9 : 1e6;

@@ -67,7 +67,9 @@ class TunedChoice : public ::testing::Test {
     options.compile.executable = BLASTER_BINARY;
     bench_report report;
     report.arch = "sm_90a";
-    report.device = cuda::device_properties{.name = device, .driver_version = 13000};
+    report.device = cuda::device_properties{};
+    report.device->name = device;
+    report.device->driver_version = 13000;
     store records(dir_ / "home");
     compile_cache cache(records.home() / "cache", records.cas());
     compiled_candidates out{.task = task_, .loaded = {}, .runnable = {}};
