@@ -83,6 +83,7 @@ json to_json(const variant_result& r) {
       {"checks", list_json(r.checks)},
       {"sanitizer", list_json(r.sanitizer)},
       {"gate_s", r.gate_s},
+      {"gated_in_run", r.gated_in_run ? nlohmann::json(*r.gated_in_run) : nlohmann::json(nullptr)},
       {"timing_s", r.timing_s},
       // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
       // first timing session, each an evaluation of its own.
@@ -136,6 +137,9 @@ variant_result variant_result_from_json(const json& j) {
   r.checks = list_at<case_check>(j, "checks", case_check_from_json);
   r.sanitizer = list_at<sanitizer_report>(j, "sanitizer", sanitizer_report_from_json);
   r.gate_s = j.value("gate_s", 0.0);
+  if (j.contains("gated_in_run") && j["gated_in_run"].is_number_integer()) {
+    r.gated_in_run = j["gated_in_run"].get<std::int64_t>();
+  }
   r.timing_s = j.value("timing_s", 0.0);
   if (const json t = j.value("time_to_verdict", json::object()); t.is_object()) {
     r.first_timing_s = t.value("timing_s", 0.0);

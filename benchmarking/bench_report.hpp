@@ -74,6 +74,9 @@ struct variant_result {
   std::vector<sanitizer_report> sanitizer;  // with --sanitize: each tool's report
   double gate_s = 0.0;                      // [seconds] the gate worker's wall time
   step_profile gate_profile;
+  // The earlier run of a series (tune's cases, a portfolio's task) whose gate this is: the same
+  // source on the same data, gated once; none where this run gated it.
+  std::optional<std::int64_t> gated_in_run;
 
   // The timing: the first session's samples and checks, then every session's median.
   std::optional<timing_samples> timing;

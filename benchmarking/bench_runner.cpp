@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <fmt/ranges.h>
@@ -111,9 +112,11 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   if (!kept.data) {
     const phase_timer timer(report.phase_ms, "references");
     spdlog::info("computing inputs and float64 references for the gate");
-    kept.data =
-        std::make_unique<gate_data>(task, reference, report.seeds, launcher.dir, report.timed_case);
+    kept.data = std::make_unique<gate_data>(
+        task, reference, report.seeds, launcher.dir,
+        kept.cases.empty() ? std::vector<std::string>{report.timed_case} : kept.cases);
   }
+  kept.data->time(report.timed_case);
   const gate_data& data = *kept.data;
   spdlog::info("{} checks over {} cases", data.checks().size(), task.cases.size());
   report.warnings = data.warnings();
@@ -133,14 +136,18 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
   std::vector<std::pair<std::size_t, worker_request>> survivors;  // result index, request
   for (const auto& p : runnable) {
     variant_result& r = report.results[p.result];
-    if (r.baseline && kept.baseline && kept.baseline->source_sha256 == r.source_sha256) {
+    if (const auto* gated = kept.gated_as(r.label, r.source_sha256)) {
       // Gated by an earlier run of the series: the same source on the same data.
-      r.gate_s = kept.baseline->gate.wall_s;
-      r.gate_profile = kept.baseline->gate.profile;
-      r.checks = kept.baseline->gate.checks;
-      r.sanitizer = kept.baseline->sanitizer;
-      survivors.emplace_back(p.result, kept.baseline->request);
-      if (!options.deadline) deadline = deadline_after(r.gate_s);
+      r.gate_s = gated->gate.wall_s;
+      r.gate_profile = gated->gate.profile;
+      r.checks = gated->gate.checks;
+      r.sanitizer = gated->sanitizer;
+      r.gated_in_run = gated->run_id;
+      worker_request request = gated->request;
+      request.timing = options.timing;
+      std::tie(request.outputs_file, request.outputs_base) = gated->outputs.at(report.timed_case);
+      survivors.emplace_back(p.result, std::move(request));
+      if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
       continue;
     }
     const phase_timer timer(report.phase_ms, "gate");
@@ -156,9 +163,20 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       reject(r, gate.reason, gate.message);
     } else {
       // Its timing compares its launches with its own gated output, which the next variant's
-      // gate overwrites in the shared file.
-      request.outputs_file = launcher.dir / fmt::format("timed-outputs-{}.bin", p.result);
-      request.outputs_base = data.keep_timed_outputs(request.outputs_file);
+      // gate overwrites in the shared file: kept for every case the series times.
+      warm_bench::gated_variant passed{.source_sha256 = r.source_sha256,
+                                       .gate = gate,
+                                       .sanitizer = {},
+                                       .request = request,
+                                       .run_id = report.run_id,
+                                       .outputs = {}};
+      const auto cases = data.timed_cases();
+      for (std::size_t k = 0; k < cases.size(); ++k) {
+        const auto file = launcher.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report.run_id,
+                                                     p.result, k);
+        passed.outputs[cases[k]] = {file, data.keep_timed_outputs(file, cases[k])};
+      }
+      std::tie(request.outputs_file, request.outputs_base) = passed.outputs.at(report.timed_case);
       std::optional<sanitizer_outcome> sanitized;
       if (sanitizer) {
         spdlog::info("{}: compute-sanitizer ({})", r.label, fmt::join(sanitizer_tools, ", "));
@@ -171,16 +189,17 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       if (sanitized && sanitized->reason != reason_code::none) {
         reject(r, sanitized->reason, sanitized->message);
       } else {
-        if (r.baseline) {
-          kept.baseline = {.source_sha256 = r.source_sha256,
-                           .gate = gate,
-                           .sanitizer = r.sanitizer,
-                           .request = request};
-        }
+        passed.sanitizer = r.sanitizer;
+        kept.keep(r.label, std::move(passed));
         survivors.emplace_back(p.result, std::move(request));
       }
     }
     if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
+  }
+  {
+    std::set<std::string> labels;
+    for (const auto& p : runnable) labels.insert(report.results[p.result].label);
+    kept.keep_only(labels);
   }
 
   // The counters of every variant that passed, in workers of their own: after its timing, so
@@ -381,8 +400,9 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
   report.home = records.home().string();
   warm_bench cold(/*keep_worker=*/false);
   warm_bench& kept = warm != nullptr ? *warm : cold;
-  kept.join(fmt::format("{} case '{}' {} {}", task.name, options.timed_case,
-                        to_string(options.timing.mode), options.root.string()));
+  // The gate's data and verdicts serve every run of the series: they must agree on what a gate is.
+  kept.join(fmt::format("{} cases '{}' {}{}", task.name, fmt::join(kept.cases, ","),
+                        options.root.string(), options.sanitize ? " sanitized" : ""));
   if (!kept.seed) {
     std::random_device entropy;  // a seed no candidate can predict
     kept.seed = options.seed.value_or((static_cast<std::uint64_t>(entropy()) << 32U) | entropy());

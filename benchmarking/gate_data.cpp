@@ -68,9 +68,13 @@ std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed) {
 
 gate_data::gate_data(const task_spec& task, reference_fn reference,
                      const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir,
-                     const std::string& timed_case)
+                     const std::vector<std::string>& timed_cases)
     : inputs_path_(dir / "inputs.bin"), outputs_path_(dir / "outputs.bin") {
-  const std::string& timed = timed_case.empty() ? task.canonical_case : timed_case;
+  const std::vector<std::string> timed =
+      timed_cases.empty() ? std::vector<std::string>{task.canonical_case} : timed_cases;
+  auto is_timed = [&](const task_case& c) {
+    return std::find(timed.begin(), timed.end(), c.name) != timed.end();
+  };
   // Lay out every check: its inputs in one file, its outputs in the other.
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
@@ -79,7 +83,7 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
     // A large case (gigabytes, KernelBench's current size) is checked only when it is timed, with
     // the run's own seed alone and one run: it adds index ranges to the proof, not more values;
     // determinism is proven by the repeated runs of the other cases.
-    if (c.large && c.name != timed) continue;
+    if (c.large && !is_timed(c)) continue;
     const std::size_t first_seed = c.large ? seeds.size() - 1 : 0;
     for (std::size_t s = first_seed; s < seeds.size(); ++s) {
       gate_check check{.case_name = c.name,
@@ -99,10 +103,15 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
           output_bytes += align(bytes);
         }
       }
-      if (c.name == timed && s + 1 == seeds.size()) timed_check_ = checks_.size();
+      if (is_timed(c) && s + 1 == seeds.size()) timed_checks_[c.name] = checks_.size();
       checks_.push_back(std::move(check));
     }
   }
+
+  for (const auto& name : timed) {
+    if (!timed_checks_.contains(name)) BLASTER_THROW("task {} has no case {} to time", task.name, name);
+  }
+  timed_check_ = timed_checks_.at(timed.front());
 
   mapped_file inputs = mapped_file::create(inputs_path_, std::max<std::size_t>(input_bytes, 1));
   outputs_ = mapped_file::create(outputs_path_, std::max<std::size_t>(output_bytes, 1));
@@ -161,8 +170,24 @@ std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t ou
   return outputs_.slice(slot.offset, slot.bytes);
 }
 
-std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path) const {
-  const auto& slots = checks_.at(timed_check_).outputs;
+std::size_t gate_data::timed_check(const std::string& case_name) const {
+  const auto found = timed_checks_.find(case_name);
+  if (found == timed_checks_.end()) {
+    BLASTER_THROW("case {} is not among the cases this gate data was prepared to time",
+                  case_name);
+  }
+  return found->second;
+}
+
+std::vector<std::string> gate_data::timed_cases() const {
+  std::vector<std::string> names;
+  for (const auto& [name, check] : timed_checks_) names.push_back(name);
+  return names;
+}
+
+std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path,
+                                          const std::string& case_name) const {
+  const auto& slots = checks_.at(timed_check(case_name)).outputs;
   const std::size_t base = slots.empty() ? 0 : slots.front().offset;
   const std::size_t end = slots.empty() ? 0 : slots.back().offset + slots.back().bytes;
   const auto bytes = outputs_.slice(base, end - base);

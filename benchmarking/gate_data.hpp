@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,9 +25,10 @@ std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed);
 // memory.
 class gate_data {
  public:
-  // `timed_case` empty: the task's canonical case.
+  // `timed_cases`: every case that the runs on this data time, the first timed until time()
+  // names another; none: the task's canonical case.
   gate_data(const task_spec& task, reference_fn reference, const std::vector<std::uint64_t>& seeds,
-            const std::filesystem::path& dir, const std::string& timed_case = {});
+            const std::filesystem::path& dir, const std::vector<std::string>& timed_cases = {});
   ~gate_data();
   gate_data(const gate_data&) = delete;
   gate_data& operator=(const gate_data&) = delete;
@@ -36,15 +38,21 @@ class gate_data {
   [[nodiscard]] const std::filesystem::path& outputs_file() const { return outputs_path_; }
   // The check of the timed case with the run's own seed: what timing uses.
   [[nodiscard]] std::size_t timed_check() const { return timed_check_; }
+  // The check that timing `case_name`, one of the timed cases, uses.
+  [[nodiscard]] std::size_t timed_check(const std::string& case_name) const;
+  [[nodiscard]] std::vector<std::string> timed_cases() const;
+  // Times `case_name`, one of the timed cases, from now on.
+  void time(const std::string& case_name) { timed_check_ = timed_check(case_name); }
   [[nodiscard]] std::span<const double> expected(std::size_t check, std::size_t output) const;
   // The reference's second acceptable value per element (NaN: none); empty for outputs that are
   // not integers.
   [[nodiscard]] std::span<const double> alternatives(std::size_t check, std::size_t output) const;
   [[nodiscard]] std::span<const std::byte> produced(std::size_t check, std::size_t output) const;
-  // Saves the timed check's outputs as the last gate left them to `path`, for that variant's
+  // Saves a timed case's outputs as the last gate left them to `path`, for that variant's
   // timing to compare its own launches against: the next variant's gate overwrites them here.
   // Returns the offset in the gate's layout where the saved bytes start.
-  std::size_t keep_timed_outputs(const std::filesystem::path& path) const;
+  std::size_t keep_timed_outputs(const std::filesystem::path& path,
+                                 const std::string& case_name) const;
   // Task-design guards: outputs a constant or a zero could match within the tolerance.
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -56,6 +64,7 @@ class gate_data {
   std::vector<std::vector<std::vector<double>>> alternatives_;  // [check][output]
   mapped_file outputs_;
   std::size_t timed_check_ = 0;
+  std::map<std::string, std::size_t> timed_checks_;  // per timed case
   std::vector<std::string> warnings_;
 };
 

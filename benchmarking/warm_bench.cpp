@@ -26,6 +26,35 @@ void warm_bench::join(const std::string& what) {
   series = what;
 }
 
+const warm_bench::gated_variant* warm_bench::gated_as(const std::string& label,
+                                                      const std::string& source_sha256) const {
+  const auto found = gated.find(label);
+  return found != gated.end() && found->second.source_sha256 == source_sha256 ? &found->second
+                                                                              : nullptr;
+}
+
+namespace {
+
+void remove_outputs(const warm_bench::gated_variant& g) {
+  std::error_code ignored;
+  for (const auto& [name, file] : g.outputs) std::filesystem::remove(file.first, ignored);
+}
+
+}  // namespace
+
+void warm_bench::keep(const std::string& label, gated_variant passed) {
+  if (const auto found = gated.find(label); found != gated.end()) remove_outputs(found->second);
+  gated.insert_or_assign(label, std::move(passed));
+}
+
+void warm_bench::keep_only(const std::set<std::string>& labels) {
+  std::erase_if(gated, [&](const auto& entry) {
+    if (labels.contains(entry.first)) return false;
+    remove_outputs(entry.second);
+    return true;
+  });
+}
+
 persistent_worker* warm_bench::kept_worker(const std::filesystem::path& executable) {
   if (!keep_worker) return nullptr;
   if (!worker)

@@ -2,9 +2,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmarking/bench_report.hpp"
@@ -38,12 +41,13 @@ struct probed_device {
 };
 
 // What a series of bench runs of one task keeps from its first run, so that each later run
-// costs only its candidate: the device facts and ceilings, the gate's inputs and float64
-// references, the baseline's gate, and (with a kept worker) one worker process that gates and
-// times every variant in one CUDA context. A crash or a timeout ends that worker, as do a
-// candidate that used the device heap and its share of evaluations (kept_worker_evaluations);
-// the next evaluation starts another. The runs must agree on task, case,
-// timing and root; the first one's seed serves them all. run_bench alone fills it in.
+// costs only what is new in it: the device facts and ceilings, the gate's inputs and float64
+// references, the gate of every variant that passed it, and (with a kept worker) one worker
+// process that gates and times every variant in one CUDA context. A crash or a timeout ends that
+// worker, as do a candidate that used the device heap and its share of evaluations
+// (kept_worker_evaluations); the next evaluation starts another. The runs must agree on task and
+// root and time one of the series' cases, each in its own mode; the first one's seed serves them
+// all, so that every run checks the same data. run_bench alone fills it in.
 struct warm_bench {
   explicit warm_bench(bool keep) : keep_worker(keep) {}
   warm_bench(const warm_bench&) = delete;
@@ -56,14 +60,29 @@ struct warm_bench {
   // How many worker processes the kept worker has started so far (0 without one).
   [[nodiscard]] int workers_started() const { return worker ? worker->started() : 0; }
 
-  struct gated_baseline {
+  // A variant that passed the series' gate: a later run with the same label and source times it
+  // on the same data without gating it again.
+  struct gated_variant {
     std::string source_sha256;
     gate_outcome gate;
     std::vector<sanitizer_report> sanitizer;
-    worker_request request;  // its timing's, with the outputs its gate left
+    worker_request request;  // its timing's, less the case and the timing options
+    std::int64_t run_id = 0;  // the run that gated it
+    // Per timed case, the file of the outputs its gate left and their offset in the gate's layout.
+    std::map<std::string, std::pair<std::filesystem::path, std::size_t>> outputs;
   };
+  // The variant gated as `label` from `source_sha256`, if the series has gated it.
+  [[nodiscard]] const gated_variant* gated_as(const std::string& label,
+                                              const std::string& source_sha256) const;
+  // Keeps a variant that passed the gate, in place of an earlier one of that label.
+  void keep(const std::string& label, gated_variant passed);
+  // Forgets every gated variant but those labelled in `labels`, and their outputs files: what a
+  // series keeps is what its latest run ran, so that a loop's earlier candidates do not pile up.
+  void keep_only(const std::set<std::string>& labels);
 
   bool keep_worker = false;
+  // The cases the series times, set before its first run; none: the first run's case alone.
+  std::vector<std::string> cases;
   std::string series;  // what the runs must agree on
   std::optional<std::uint64_t> seed;
   // In this order, so that the worker stops before the folder it reads goes.
@@ -71,7 +90,7 @@ struct warm_bench {
   std::optional<persistent_worker> worker;
   std::optional<probed_device> probed;
   std::unique_ptr<gate_data> data;
-  std::optional<gated_baseline> baseline;
+  std::map<std::string, gated_variant> gated;  // by label
 };
 
 }  // namespace blaster

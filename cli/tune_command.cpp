@@ -120,10 +120,11 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       "Find the best params of one candidate at each served size and write them as a tuned "
       "table in the format inference engines ship.");
   cmd->footer(
-      "For each case of --cases, every params combination of the candidate is compiled and "
-      "gated on every case of the task, timed in a first session, and the --confirm-best "
-      "fastest are confirmed over --sessions sessions against the baseline, as `bench "
-      "--confirm-best N` does. The fastest confirmed configuration becomes the entry of that "
+      "Every params combination of the candidate is compiled and gated once, on every case of "
+      "the task with the same data for all of --cases. Then, for each case of --cases, each "
+      "combination that passed is timed in a first session, and the --confirm-best fastest are "
+      "confirmed over --sessions sessions against the baseline, as `bench --confirm-best N` "
+      "does. The fastest confirmed configuration becomes the entry of that "
       "case's size (the --size symbol, tokens by default), with its time, the time's 95% "
       "interval and the time of the candidate's first configuration in the same run. Cases that "
       "differ in other symbols go to different tables: one file per shape, named by its "

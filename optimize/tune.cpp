@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "benchmarking/tuned_lookup.hpp"
+#include "benchmarking/warm_bench.hpp"
 #include "core/error.hpp"
 #include "evidence/store.hpp"
 
@@ -67,6 +68,9 @@ tune_result run_tune(const tune_options& options, store& records) {
         task.name, options.size_symbol);
   }
   tune_result out;
+  // One series over the cases: every configuration is gated once, on data that holds them all.
+  warm_bench series(/*keep_worker=*/false);
+  for (const auto& c : options.cases) series.cases.push_back(task.find_case(c.name).name);
   for (std::size_t k = 0; k < options.cases.size(); ++k) {
     const task_case& c = task.find_case(options.cases[k].name);
     bench_options b = options.bench;
@@ -74,7 +78,7 @@ tune_result run_tune(const tune_options& options, store& records) {
     b.command =
         fmt::format("{} (case {} of {})", options.bench.command, k + 1, options.cases.size());
     spdlog::info("case {} ({} of {})", c.name, k + 1, options.cases.size());
-    const bench_report report = run_bench(b, records);
+    const bench_report report = run_bench(b, records, &series);
     if (!report.gpu) {
       out.gpu = false;
       out.gpu_unavailable = report.gpu_unavailable;
@@ -124,6 +128,11 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
   const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
   check_result out;
   bool key_compared = false;  // with the first run's device and toolchain
+  warm_bench series(/*keep_worker=*/false);  // as tune gates: once, over every entry's case
+  for (const tuned_entry& entry : table.entries) {
+    const std::string c = case_of(task, table, options.size_symbol, entry.size);
+    if (!c.empty()) series.cases.push_back(c);
+  }
   for (const tuned_entry& entry : table.entries) {
     checked_entry checked{.size = entry.size};
     checked.case_name = case_of(task, table, options.size_symbol, entry.size);
@@ -137,7 +146,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
     b.timed_case = checked.case_name;
     b.command = fmt::format("{} (entry {})", options.bench.command, entry.size);
     spdlog::info("entry {} (case {})", entry.size, checked.case_name);
-    const bench_report report = run_bench(b, records);
+    const bench_report report = run_bench(b, records, &series);
     if (!report.gpu) {
       out.gpu = false;
       out.gpu_unavailable = report.gpu_unavailable;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -111,6 +112,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   std::vector<portfolio_outcome> outcomes;
   const auto started = std::chrono::steady_clock::now();
   int benched = 0;
+  std::unique_ptr<warm_bench> series;  // the current entry's
+  std::string series_entry;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const portfolio_item& item = items[i];
     // Recorded by an earlier portfolio: its report comes back from the store, not the GPU.
@@ -153,7 +156,16 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       b.mode_given = true;
     }
     b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
-    const bench_report report = bench(b, records);
+    if (!series || series_entry != item.id) {
+      series = std::make_unique<warm_bench>(/*keep_worker=*/false);
+      series_entry = item.id;
+      for (std::size_t k = i; k < items.size(); ++k) {
+        if (items[k].id == item.id && !progress["done"].contains(items[k].key())) {
+          series->cases.push_back(items[k].case_name);
+        }
+      }
+    }
+    const bench_report report = bench(b, records, *series);
     if (!report.gpu) {
       throw cuda::gpu_unavailable(report.gpu_unavailable);
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/warm_bench.hpp"
 #include "portfolio/suite.hpp"
 
 namespace blaster {
@@ -44,14 +45,16 @@ struct portfolio_options {
   compile_limits compile;  // every bench's compile sandbox and limits
 };
 
-// Benches one item; the portfolio's default runs run_bench in this process.
-using portfolio_bench = std::function<bench_report(const bench_options&, store&)>;
+// Benches one item as a run of the entry's warm series; the portfolio's default runs run_bench
+// in this process.
+using portfolio_bench = std::function<bench_report(const bench_options&, store&, warm_bench&)>;
 
 // Benches every case of every task of the suite in order, each a bench under the suite's
 // protocol recorded in the store. What an earlier portfolio of the same suite and protocol
 // recorded is not redone: <home>/portfolio/<suite>.progress.json names each finished item's run
 // and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
-// it was in. An item is redone when its task's files or its candidates changed since it was
+// it was in. The cases of an entry form one warm series: each configuration is gated (and
+// sanitized) once, on data that holds every case the entry still times. An item is redone when its task's files or its candidates changed since it was
 // recorded: each entry keeps a SHA-256 over their paths under root and their bytes. Throws
 // cuda::gpu_unavailable when there is no GPU (after the first item says so).
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,

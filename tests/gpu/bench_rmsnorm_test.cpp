@@ -31,8 +31,9 @@ class BenchRmsnormGpu : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(home_); }
 
   bench_report bench(std::vector<std::filesystem::path> candidates, int sessions = 1,
-                     warm_bench* series = nullptr) {
+                     warm_bench* series = nullptr, const std::string& timed_case = {}) {
     bench_options options;
+    options.timed_case = timed_case;
     options.sessions = sessions;
     options.cooldown_s = 0.0;
     options.root = source_dir;
@@ -134,6 +135,33 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
 // A loop's kept worker serves its evaluations in one CUDA context, made at its first request; each
 // evaluation of a candidate that reaches the device heap ends the worker, so that the next
 // evaluation, whatever it is, gets a fresh one.
+// A series over several cases (tune's sizes, a portfolio's task) gates each variant once: a later
+// run times it on its own case against the outputs the first run's gate left for that case, so
+// a mix-up of cases would fail the timing's output check.
+TEST_F(BenchRmsnormGpu, ASeriesGatesEachVariantOnceAndTimesEachOfItsCases) {
+  BLASTER_REQUIRE_GPU();
+  warm_bench series(/*keep_worker=*/false);
+  series.cases = {"canonical", "ragged"};
+  const auto candidate = source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu";
+  const bench_report first = bench({candidate}, 1, &series, "canonical");
+  const bench_report second = bench({candidate}, 1, &series, "ragged");
+  EXPECT_EQ(second.seed, first.seed);  // one data for the whole series
+  EXPECT_EQ(second.timed_case, "ragged");
+  ASSERT_EQ(first.results.size(), second.results.size());
+  for (std::size_t i = 0; i < first.results.size(); ++i) {
+    const variant_result& gated = first.results[i];
+    const variant_result& reused = second.results[i];
+    EXPECT_EQ(gated.status, "passed") << gated.label << ": " << gated.message;
+    EXPECT_FALSE(gated.gated_in_run) << gated.label;
+    EXPECT_EQ(reused.status, "passed") << reused.label << ": " << reused.message;
+    EXPECT_EQ(reused.gated_in_run, std::optional<std::int64_t>(first.run_id)) << reused.label;
+    EXPECT_EQ(reused.checks.size(), gated.checks.size()) << reused.label;
+    EXPECT_TRUE(reused.time_us) << reused.label;
+  }
+  // A case the series' data was not prepared for is refused.
+  EXPECT_ANY_THROW(bench({candidate}, 1, &series, "wide"));
+}
+
 TEST_F(BenchRmsnormGpu, AKeptWorkerKeepsItsContextUntilACandidateUsesTheDeviceHeap) {
   BLASTER_REQUIRE_GPU();
   warm_bench series(/*keep=*/true);

@@ -69,7 +69,12 @@ struct fake_bench {
   double candidate_us = 5.0;
   std::string revision = "0123abc";  // the harness revision its reports carry
 
-  bench_report operator()(const bench_options& o, store& records) {
+  std::vector<std::vector<std::string>> series;  // each series' cases, as it first came
+  const warm_bench* last_series = nullptr;
+
+  bench_report operator()(const bench_options& o, store& records, warm_bench& warm) {
+    if (&warm != last_series) series.push_back(warm.cases);
+    last_series = &warm;
     const std::string key = o.task + "/" + o.timed_case;
     asked.push_back(key + " " +
                     (o.mode_given ? std::string(to_string(o.timing.mode)) : "task's mode"));
@@ -198,10 +203,14 @@ TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   // Each item's mode: the suite's where it names one, else the task's own.
   EXPECT_EQ(first.asked[0], "relu/canonical task's mode");
   EXPECT_EQ(first.asked[1], "relu/large hot");
+  // Each entry is one series of its cases, so that a configuration is gated once per task.
+  EXPECT_EQ(first.series, (std::vector<std::vector<std::string>>{{"canonical", "large"},
+                                                                {"canonical"}}));
 
   fake_bench second;
   const auto outcomes = run_portfolio(s, options, records, std::ref(second));
   ASSERT_EQ(second.asked.size(), 1U);  // only the item the kill interrupted
+  EXPECT_EQ(second.series, std::vector<std::vector<std::string>>{{"canonical"}});
   EXPECT_EQ(second.asked[0], "rmsnorm/canonical task's mode");
   ASSERT_EQ(outcomes.size(), 3U);
   EXPECT_TRUE(outcomes[0].resumed);

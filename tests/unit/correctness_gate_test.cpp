@@ -344,12 +344,35 @@ TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
     EXPECT_EQ(data.checks().size(), 6U);  // a and b, three seeds each; big left out
     for (const auto& check : data.checks()) EXPECT_NE(check.case_name, "big");
   }
-  const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_, "big");
+  const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_, {"big"});
   ASSERT_EQ(data.checks().size(), 7U);
   const gate_check& timed = data.checks().at(data.timed_check());
   EXPECT_EQ(timed.case_name, "big");
   EXPECT_EQ(timed.seed, 42U);
   EXPECT_FALSE(timed.repeat);  // determinism is checked on the small cases
+}
+
+TEST_F(GateData, OneDataServesEveryCaseASeriesTimes) {
+  task_case big;
+  big.name = "big";
+  big.large = true;
+  big.values = {{"B", 1}, {"C", 3}, {"H", 4}, {"W", 5}};
+  task_.cases.push_back(big);
+  gate_data data(task_, find_reference("rmsnorm"), gate_seeds(42), dir_, {"a", "big"});
+  ASSERT_EQ(data.checks().size(), 7U);  // the large case is in: the series times it
+  EXPECT_EQ(data.timed_cases(), (std::vector<std::string>{"a", "big"}));
+  EXPECT_EQ(data.checks().at(data.timed_check()).case_name, "a");  // the first until told
+  data.time("big");
+  EXPECT_EQ(data.checks().at(data.timed_check()).case_name, "big");
+  for (const char* name : {"a", "big"}) {
+    const gate_check& timed = data.checks().at(data.timed_check(name));
+    EXPECT_EQ(timed.case_name, name);
+    EXPECT_EQ(timed.seed, 42U);  // the run's own seed
+  }
+  // A case the data was not prepared for, and one the task lacks, are harness errors.
+  EXPECT_THROW(data.time("b"), std::exception);
+  EXPECT_THROW(gate_data(task_, find_reference("rmsnorm"), gate_seeds(1), dir_, {"nope"}),
+               std::exception);
 }
 
 TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
@@ -362,7 +385,7 @@ TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
     for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
   }
   const auto kept = dir_ / "kept.bin";
-  const std::size_t base = data.keep_timed_outputs(kept);
+  const std::size_t base = data.keep_timed_outputs(kept, "b");
   EXPECT_EQ(base, slot.offset);
   const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
   const auto bytes = saved.slice(slot.offset - base, slot.bytes);

@@ -121,7 +121,7 @@ TEST(DecodeAttentionTask, ItsCasesGiveTheGateNothingToWarnAbout) {
   std::filesystem::create_directories(dir);
   {
     const gate_data data(task, find_reference(task.reference), gate_seeds(11), dir,
-                         task.canonical_case);
+                         {task.canonical_case});
     EXPECT_EQ(data.checks().size(), 3 * task.cases.size());
     for (const auto& w : data.warnings()) ADD_FAILURE() << w;
   }

@@ -197,7 +197,7 @@ TEST(InferTasks, TheirSmallCasesGiveTheGateNothingToWarnAbout) {
     ASSERT_GE(task.cases.size(), 2U);
     std::filesystem::create_directories(dir);
     const gate_data data(task, find_reference(task.reference), gate_seeds(11), dir,
-                         task.cases.front().name);
+                         {task.cases.front().name});
     EXPECT_EQ(data.checks().size(), 3 * task.cases.size());
     for (const auto& w : data.warnings()) ADD_FAILURE() << w;
   }

@@ -55,7 +55,7 @@ TEST(KvAppendContract, TheCachesAreInoutAndTheSlotsDistinct) {
   std::erase_if(small.cases,
                 [](const task_case& c) { return c.name == "t8192" || c.name == "t1024"; });
   {
-    const gate_data data(small, find_reference(small.reference), gate_seeds(3), dir, "full");
+    const gate_data data(small, find_reference(small.reference), gate_seeds(3), dir, {"full"});
     for (const auto& w : data.warnings()) ADD_FAILURE() << w;
     for (const auto& check : data.checks()) {
       // Drawn like an input, checked like an output.

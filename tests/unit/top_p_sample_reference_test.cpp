@@ -83,7 +83,7 @@ TEST(TopPSampleReference, TheGateKeepsAnAlternativePerElementOfAnIntegerOutput) 
       std::filesystem::temp_directory_path() / ("blaster-top-p-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
-    const gate_data data(task, find_reference(task.reference), gate_seeds(5), dir, "odd");
+    const gate_data data(task, find_reference(task.reference), gate_seeds(5), dir, {"odd"});
     for (std::size_t i = 0; i < data.checks().size(); ++i) {
       const auto expected = data.expected(i, 0);
       const auto alternatives = data.alternatives(i, 0);
@@ -97,7 +97,7 @@ TEST(TopPSampleReference, TheGateKeepsAnAlternativePerElementOfAnIntegerOutput) 
   }
   task_spec norm = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/rms_norm");
   std::erase_if(norm.cases, [](const task_case& c) { return c.name != "odd"; });
-  const gate_data floats(norm, find_reference(norm.reference), gate_seeds(5), dir, "odd");
+  const gate_data floats(norm, find_reference(norm.reference), gate_seeds(5), dir, {"odd"});
   EXPECT_TRUE(floats.alternatives(0, 0).empty());
   std::filesystem::remove_all(dir);
 }
