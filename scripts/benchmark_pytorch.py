@@ -92,8 +92,10 @@ def moe_route(torch, inputs, symbols):
     weights = weights / weights.sum(dim=1, keepdim=True)
     flat = experts.flatten()
     order = torch.argsort(flat, stable=True)
-    offsets = torch.bincount(flat, minlength=symbols["E"]).cumsum(0)
-    return weights, experts, order, offsets
+    # Counted by a scatter: bincount asks the host for its length, which a graph cannot capture.
+    counts = torch.zeros(symbols["E"] + 1, dtype=flat.dtype, device=flat.device)
+    counts.scatter_add_(0, flat + 1, torch.ones_like(flat))
+    return weights, experts, order, counts.cumsum(0)
 
 
 def decode_attention(torch, inputs, symbols):
