@@ -172,8 +172,8 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
                                        .outputs = {}};
       const auto cases = data.timed_cases();
       for (std::size_t k = 0; k < cases.size(); ++k) {
-        const auto file = launcher.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report.run_id,
-                                                     p.result, k);
+        const auto file =
+            launcher.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report.run_id, p.result, k);
         passed.outputs[cases[k]] = {file, data.keep_timed_outputs(file, cases[k])};
       }
       std::tie(request.outputs_file, request.outputs_base) = passed.outputs.at(report.timed_case);

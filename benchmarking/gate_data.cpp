@@ -109,7 +109,8 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
   }
 
   for (const auto& name : timed) {
-    if (!timed_checks_.contains(name)) BLASTER_THROW("task {} has no case {} to time", task.name, name);
+    if (!timed_checks_.contains(name))
+      BLASTER_THROW("task {} has no case {} to time", task.name, name);
   }
   timed_check_ = timed_checks_.at(timed.front());
 
@@ -173,8 +174,7 @@ std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t ou
 std::size_t gate_data::timed_check(const std::string& case_name) const {
   const auto found = timed_checks_.find(case_name);
   if (found == timed_checks_.end()) {
-    BLASTER_THROW("case {} is not among the cases this gate data was prepared to time",
-                  case_name);
+    BLASTER_THROW("case {} is not among the cases this gate data was prepared to time", case_name);
   }
   return found->second;
 }

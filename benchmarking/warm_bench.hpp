@@ -66,7 +66,7 @@ struct warm_bench {
     std::string source_sha256;
     gate_outcome gate;
     std::vector<sanitizer_report> sanitizer;
-    worker_request request;  // its timing's, less the case and the timing options
+    worker_request request;   // its timing's, less the case and the timing options
     std::int64_t run_id = 0;  // the run that gated it
     // Per timed case, the file of the outputs its gate left and their offset in the gate's layout.
     std::map<std::string, std::pair<std::filesystem::path, std::size_t>> outputs;

@@ -102,8 +102,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     store records(resolve_home(global.home));
     // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
     const std::vector<portfolio_outcome> outcomes = run_portfolio(
-        s, options, records,
-        [](const bench_options& o, store& r, warm_bench& series) { return run_bench(o, r, &series); });
+        s, options, records, [](const bench_options& o, store& r, warm_bench& series) {
+          return run_bench(o, r, &series);
+        });
     const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {

@@ -189,8 +189,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       return no_gpu(global, result.gpu_unavailable);
     }
     const std::filesystem::path folder =
-        flags->out.empty() ? tuned_folder(options.bench.root, options.bench.task)
-                           : flags->out;
+        flags->out.empty() ? tuned_folder(options.bench.root, options.bench.task) : flags->out;
     nlohmann::json written = nlohmann::json::array();
     for (const auto& table : result.tables) {
       written.push_back(write_tuned_table(folder, table).string());

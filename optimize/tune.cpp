@@ -127,7 +127,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
                                store& records) {
   const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
   check_result out;
-  bool key_compared = false;  // with the first run's device and toolchain
+  bool key_compared = false;                 // with the first run's device and toolchain
   warm_bench series(/*keep_worker=*/false);  // as tune gates: once, over every entry's case
   for (const tuned_entry& entry : table.entries) {
     const std::string c = case_of(task, table, options.size_symbol, entry.size);

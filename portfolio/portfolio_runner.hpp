@@ -54,9 +54,10 @@ using portfolio_bench = std::function<bench_report(const bench_options&, store&,
 // recorded is not redone: <home>/portfolio/<suite>.progress.json names each finished item's run
 // and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
 // it was in. The cases of an entry form one warm series: each configuration is gated (and
-// sanitized) once, on data that holds every case the entry still times. An item is redone when its task's files or its candidates changed since it was
-// recorded: each entry keeps a SHA-256 over their paths under root and their bytes. Throws
-// cuda::gpu_unavailable when there is no GPU (after the first item says so).
+// sanitized) once, on data that holds every case the entry still times. An item is redone when its
+// task's files or its candidates changed since it was recorded: each entry keeps a SHA-256 over
+// their paths under root and their bytes. Throws cuda::gpu_unavailable when there is no GPU (after
+// the first item says so).
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench);
 

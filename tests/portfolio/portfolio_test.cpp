@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "benchmarking/result_printer.hpp"
-#include "evidence/bundle_verifier.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "evidence/store.hpp"
 #include "portfolio/portfolio_figure.hpp"
 #include "portfolio/portfolio_report.hpp"
@@ -204,8 +204,8 @@ TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   EXPECT_EQ(first.asked[0], "relu/canonical task's mode");
   EXPECT_EQ(first.asked[1], "relu/large hot");
   // Each entry is one series of its cases, so that a configuration is gated once per task.
-  EXPECT_EQ(first.series, (std::vector<std::vector<std::string>>{{"canonical", "large"},
-                                                                {"canonical"}}));
+  EXPECT_EQ(first.series,
+            (std::vector<std::vector<std::string>>{{"canonical", "large"}, {"canonical"}}));
 
   fake_bench second;
   const auto outcomes = run_portfolio(s, options, records, std::ref(second));
