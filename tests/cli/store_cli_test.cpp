@@ -40,6 +40,9 @@ class StoreCli : public ::testing::Test {
     return runs;
   }
 
+  // A checked-in bundle, copied: it verifies, and one changed byte of a file fails it.
+  void verify_checked_in(const fs::path& checked_in);
+
   temp_folder dir_;
 };
 
@@ -296,16 +299,30 @@ TEST_F(StoreCli, HelpDocumentsEveryExitCode) {
   EXPECT_TRUE(contains(r.out, "4 (verify)")) << r.out;
 }
 
-// The evidence checked in with the project: a real H200 portfolio of core10. It verifies as it
-// is, sha256sum agrees, and changing any one byte of a report, a result or a run's raw object
-// makes blaster verify fail and name the file.
-TEST_F(StoreCli, TheCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
-  const fs::path checked_in = fs::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1";
-  ASSERT_TRUE(fs::is_regular_file(checked_in / "SHA256SUMS")) << checked_in;
-  const fs::path bundle = dir_.path() / "core10";
-  fs::copy(checked_in, bundle, fs::copy_options::recursive);
+// The evidence checked in with the project: real H200 portfolios (core10, and every other bundle
+// under artifacts/). Each verifies as it is, sha256sum agrees, and changing any one byte of a
+// report, a result or a run's raw object makes blaster verify fail and name the file.
+TEST_F(StoreCli, EveryCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
+  const fs::path artifacts = fs::path(BLASTER_SOURCE_DIR) / "artifacts";
+  ASSERT_TRUE(fs::is_regular_file(artifacts / "core10-h200-v1" / "SHA256SUMS")) << artifacts;
+  std::vector<fs::path> bundles;
+  for (const auto& entry : fs::directory_iterator(artifacts)) {
+    if (fs::is_regular_file(entry.path() / "SHA256SUMS")) bundles.push_back(entry.path());
+  }
+  std::sort(bundles.begin(), bundles.end());
+  for (const fs::path& checked_in : bundles) {
+    SCOPED_TRACE(checked_in.filename().string());
+    verify_checked_in(checked_in);
+  }
+}
 
-  auto r = run("verify core10");
+void StoreCli::verify_checked_in(const fs::path& checked_in) {
+  const std::string name = checked_in.filename().string();
+  const fs::path bundle = dir_.path() / name;
+  fs::copy(checked_in, bundle, fs::copy_options::recursive);
+  const std::string verify = "verify " + name;
+
+  auto r = run(verify);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "OK")) << r.out;
   EXPECT_EQ(std::system(
@@ -324,12 +341,12 @@ TEST_F(StoreCli, TheCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
     std::string changed = original;
     changed[changed.size() / 2] ^= 0x01;
     write_file_atomically(file, changed);
-    r = run("verify core10");
+    r = run(verify);
     EXPECT_EQ(r.exit_code, 4) << file << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, fs::relative(file, bundle).generic_string())) << r.out;
     write_file_atomically(file, original);
   }
-  r = run("verify core10");
+  r = run(verify);
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
