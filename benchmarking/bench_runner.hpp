@@ -31,8 +31,8 @@ struct bench_options {
   timing_options timing;
   // false: the timed case's mode, else the task's, where they name one; else timing.mode
   bool mode_given = false;
-  std::string timed_case;   // empty: the task's canonical case
-  std::string command;      // as the user typed it, for the record
+  std::string timed_case;  // empty: the task's canonical case
+  std::string command;     // as the user typed it, for the record
   // The blaster executable that runs each evaluation in a child process; empty: this one.
   std::filesystem::path worker_executable;
   // The compile sandbox's deadline and memory cap, and the limits on sources, launches and
@@ -47,6 +47,10 @@ struct bench_options {
   // 0: every variant is timed in every session. N: after the first session only the baseline
   // and the N fastest candidates go on; the others are reported as screened out.
   int confirm_best = 0;
+  // With confirm_best: the first session's sampling budget per variant [milliseconds], where it
+  // is below the timing's own. Screening needs the order of the variants, not their last digit;
+  // the sessions that confirm the fastest sample under the full budget. None: the full budget.
+  std::optional<double> screen_budget_ms;
   // Runs the gate's small cases of every variant that passed it under compute-sanitizer's
   // memcheck, racecheck, initcheck and synccheck, where it is installed.
   bool sanitize = false;

@@ -20,8 +20,9 @@ struct tune_flags {
   std::string size = "T";
   int sessions = 5;
   int confirm_best = 2;
-  std::filesystem::path out;    // empty: kernels/<task>/tuned/
-  std::filesystem::path check;  // --check: a table to measure again
+  double screen_budget_s = 0.5;  // [seconds]
+  std::filesystem::path out;     // empty: kernels/<task>/tuned/
+  std::filesystem::path check;   // --check: a table to measure again
   compile_limit_flags compile;
 };
 
@@ -122,10 +123,10 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
   cmd->footer(
       "Every params combination of the candidate is compiled and gated once, on every case of "
       "the task with the same data for all of --cases. Then, for each case of --cases, each "
-      "combination that passed is timed in a first session, and the --confirm-best fastest are "
-      "confirmed over --sessions sessions against the baseline, as `bench --confirm-best N` "
-      "does. The fastest confirmed configuration becomes the entry of that "
-      "case's size (the --size symbol, tokens by default), with its time, the time's 95% "
+      "combination that passed is timed in a first session, for --screen-budget seconds each, and "
+      "the --confirm-best fastest are confirmed over --sessions sessions against the baseline, "
+      "as `bench --confirm-best N` does. The fastest confirmed configuration becomes the entry "
+      "of that case's size (the --size symbol, tokens by default), with its time, the time's 95% "
       "interval and the time of the candidate's first configuration in the same run. Cases that "
       "differ in other symbols go to different tables: one file per shape, named by its "
       "symbols, the device, the dtype and the toolchain (NVRTC and driver versions), under "
@@ -154,6 +155,12 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                   "configurations confirmed at each size after the first session")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_option("--screen-budget", flags->screen_budget_s,
+                  "seconds of sampling per configuration in the first session, which screens: "
+                  "it needs their order, and the sessions that confirm the fastest sample for "
+                  "the full budget")
+      ->check(finite_range(0.01, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--out", flags->out, "folder of the tables (default: kernels/<task>/tuned/)");
   cmd->add_option("--deadline", flags->run.deadline_s,
                   "seconds each evaluation may take (default: twice what the baseline needed, "
@@ -171,12 +178,14 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
     apply(flags->run, options.bench);
     options.bench.sessions = flags->sessions;
     options.bench.confirm_best = flags->confirm_best;
+    options.bench.screen_budget_ms = flags->screen_budget_s * 1000.0;
     options.bench.use_tuned = false;  // every configuration competes, whatever a table says
     options.bench.compile = to_compile_limits(flags->compile);
     options.bench.command =
         task_arguments("tune", flags->run) +
         (flags->check.empty() ? " --cases " + flags->cases : " --check " + flags->check.string()) +
-        " --size " + flags->size + compile_limit_arguments(flags->compile);
+        " --size " + flags->size + fmt::format(" --screen-budget {:g}", flags->screen_budget_s) +
+        compile_limit_arguments(flags->compile);
     options.size_symbol = flags->size;
     if (!flags->check.empty()) return run_check(global, options, flags->check);
     if (flags->cases.empty()) {

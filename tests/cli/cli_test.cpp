@@ -158,6 +158,11 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
           "--cases t1 --size Q");
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("no symbol Q"), std::string::npos) << size.err;
+  const auto screen =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+          "--cases t1 --screen-budget 0");
+  EXPECT_EQ(screen.exit_code, 2);
+  EXPECT_NE(screen.err.find("--screen-budget"), std::string::npos) << screen.err;
 
   // --check reads the table, finds its entries' cases, and needs the GPU to measure them.
   const auto table = dir_ / "H=4096,device_name=NVIDIA_H200,dtype=bf16.json";
