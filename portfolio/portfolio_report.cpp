@@ -164,8 +164,8 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
           {"matrix_rate_pct", optional_number(b.matrix_rate_pct)},
           {"time_over_floor", optional_number(b.time_over_floor)},
           {"launch_bound", b.launch_bound},
-          {"diagnosis", b.profile && b.profile->diagnosis ? json(b.profile->diagnosis->line)
-                                                           : json()}};
+          {"diagnosis",
+           b.profile && b.profile->diagnosis ? json(b.profile->diagnosis->line) : json()}};
       if (b.speedup) speedups.push_back(*b.speedup);
       // The goals of the suite: a launch-bound case (timed in graph mode) against the empty
       // kernel, every other case against the copy bandwidth, and every case against PyTorch.
@@ -179,7 +179,16 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
              {"by", fmt::format("{:.2f}x", ratio)}});
       } else if (largest.at(o.item.id) == &o) {
         const suite_entry& e = entry_of(s, o.item.id);
-        if (e.roofline_goal_pct) {
+        const double launch_us = report.floors ? report.floors->us[report.timing.mode] : 0.0;
+        const double floor_us =
+            b.time_over_floor && *b.time_over_floor > 0 ? time_us / *b.time_over_floor : 0.0;
+        if (floor_us > 0 && floor_us < launch_us) {
+          // Bytes that move in less time than an empty kernel takes: no time can show a
+          // bandwidth, and the case is held against PyTorch alone.
+          row["no_bandwidth_goal"] = fmt::format(
+              "its roofline floor, {:.2f} us, is below an empty kernel's {:.2f} us ({})", floor_us,
+              launch_us, mode);
+        } else if (e.roofline_goal_pct) {
           const double pct = b.time_over_floor ? 100.0 / *b.time_over_floor : 0.0;
           goals.push_back({{"goal", fmt::format("at least {:.0f}% of the roofline floor at the "
                                                 "entry's largest case",
@@ -269,9 +278,10 @@ std::string render_portfolio_markdown(const json& summary) {
   }
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "
-      "verdict | % copy BW | eager x | compile x | run |\n";
-  md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "verdict | % copy BW | % roof | eager x | compile x | run |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string misses;
+  std::string no_goal;
   for (const auto& row : summary.at("rows")) {
     const json& b = row.at("best");
     auto ratio = [&](const char* method) {
@@ -280,8 +290,16 @@ std::string render_portfolio_markdown(const json& summary) {
       return m.contains("ratio") ? fmt::format("{:.2f}", m["ratio"].get<double>())
                                  : m.value("status", "-");
     };
+    // The floor over the time, or for a case timed in graph mode its time over an empty kernel's.
+    std::string roof = "-";
+    if (!b.is_null() && row.contains("over_launch_floor") && row["over_launch_floor"].is_number()) {
+      roof = fmt::format("{:.2f}x empty", row["over_launch_floor"].get<double>());
+    } else if (!b.is_null() && b.contains("time_over_floor") && b["time_over_floor"].is_number() &&
+               b["time_over_floor"].get<double>() > 0) {
+      roof = fmt::format("{:.1f}%", 100.0 / b["time_over_floor"].get<double>());
+    }
     md += fmt::format(
-        "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
         row.value("id", ""), row.value("task", ""), row.value("case", ""), row.value("shape", ""),
         row.value("mode", ""), fixed(row, "baseline_us", "{:.2f}"),
         b.is_null() ? "none passed" : b.value("variant", ""),
@@ -291,9 +309,14 @@ std::string render_portfolio_markdown(const json& summary) {
             : fmt::format("{} [{}, {}]", fixed(b, "speedup", "{:.2f}"),
                           fixed(b, "speedup_low", "{:.3f}"), fixed(b, "speedup_high", "{:.3f}")),
         b.is_null() ? "-" : b.value("verdict", ""),
-        b.is_null() ? "-" : fixed(b, "copy_bandwidth_pct", "{:.1f}%"), ratio("eager"),
+        b.is_null() ? "-" : fixed(b, "copy_bandwidth_pct", "{:.1f}%"), roof, ratio("eager"),
         ratio("compile"),
         fmt::format("[{}]({})", row.value("run_id", 0), row.value("run_bundle", "")));
+    if (row.contains("no_bandwidth_goal")) {
+      no_goal += fmt::format("- {} {} case {}: no bandwidth goal, {}\n", row.value("id", ""),
+                             row.value("task", ""), row.value("case", ""),
+                             row["no_bandwidth_goal"].get<std::string>());
+    }
     for (const auto& g : row.at("goals")) {
       if (g.value("met", false)) continue;
       misses += fmt::format("- {} {} case {}: missed \"{}\" ({})", row.value("id", ""),
@@ -312,6 +335,7 @@ std::string render_portfolio_markdown(const json& summary) {
   }
   md += "\n\n## Goals\n\n";
   md += misses.empty() ? "Every case meets every goal.\n" : misses;
+  md += no_goal;
   md +=
       "\nEach run's folder under runs/ is its own evidence bundle: the samples, the gate's "
       "evidence and the cubins every number above comes from. `blaster verify` checks this "

@@ -338,6 +338,38 @@ TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAn
   EXPECT_EQ(summary.at("protocol").at("profile"), true);
 }
 
+// An op whose bytes move in less time than an empty kernel takes (a router's few kilobytes) can
+// show no bandwidth: its largest case is held against PyTorch alone, and the report says why.
+TEST_F(Portfolio, NoBandwidthGoalWhereTheFloorIsBelowAnEmptyKernel) {
+  store records(dir_ / "home");
+  const auto file = write("tiny.json", R"({
+      "name": "tiny", "title": "a task whose floor is below the launch",
+      "entries": [{"id": "t1", "task": "relu", "cases": [{"case": "large", "mode": "hot"}]}]})");
+  const suite s = load_suite(BLASTER_SOURCE_DIR, file.string());
+  fake_bench bench;
+  bench.candidate_us = 2.0;  // its floor 1.6 us, an empty kernel 4 us (hot)
+  const auto outcomes = run_portfolio(s,
+                                      {.root = BLASTER_SOURCE_DIR,
+                                       .arch = {},
+                                       .sessions = 0,
+                                       .fresh = false,
+                                       .command = "t",
+                                       .compile = {}},
+                                      records, std::ref(bench));
+  const json summary = summarize_portfolio(s, outcomes, json());
+  const json& row = summary.at("rows").at(0);
+  for (const auto& g : row.at("goals")) {
+    EXPECT_EQ(g.at("goal").get<std::string>().find("copy bandwidth"), std::string::npos) << g;
+  }
+  EXPECT_EQ(row.at("no_bandwidth_goal"),
+            "its roofline floor, 1.60 us, is below an empty kernel's 4.00 us (hot)");
+  const std::string md = render_portfolio_markdown(summary);
+  EXPECT_NE(md.find("- t1 relu case large: no bandwidth goal, its roofline floor"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 80.0% |"), std::string::npos) << md;  // % roof: the floor over the time
+}
+
 TEST_F(Portfolio, ABadGoalOrProfileIsRefusedWhereItIs) {
   auto refused = [&](const std::string& entry, const std::string& protocol) {
     const auto file = write("bad.json", R"({"name": "b", "title": "t", "protocol": {)" + protocol +
