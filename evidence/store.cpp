@@ -219,13 +219,15 @@ std::int64_t store::begin_run(std::string_view command, std::string_view task,
                               std::string_view device_json) {
   // RETURNING reads the id in the same statement, whoever else writes on this connection.
   statement insert = db_.prepare(
-      "INSERT INTO runs(started_at, command, task, status, device_json, owner) "
-      "VALUES(?1, ?2, ?3, 'running', ?4, ?5) RETURNING id");
+      "INSERT INTO runs(id, started_at, command, task, status, device_json, owner) "
+      "VALUES(max((SELECT coalesce(max(id), 0) + 1 FROM runs), ?6), ?1, ?2, ?3, 'running', ?4, "
+      "?5) RETURNING id");
   insert.bind(1, utc_now_iso8601());
   insert.bind(2, command);
   bind_text_or_null(insert, 3, task);
   bind_text_or_null(insert, 4, device_json);
   insert.bind(5, this_process());
+  insert.bind(6, first_run_id_);
   if (!insert.step()) BLASTER_THROW("INSERT INTO runs returned no id");
   const std::int64_t run_id = insert.column_int64(0);
   insert.step();  // Runs the statement to completion, so that the row is committed.

@@ -47,6 +47,10 @@ class store {
   // 'running' and its owner (a process of this host) is gone.
   std::int64_t begin_run(std::string_view command, std::string_view task,
                          std::string_view device_json);
+  // Numbers this object's next runs from `first` on where the home's runs end below it: a shard
+  // of a portfolio numbers its runs apart from the other shards', so that their homes merge with
+  // every run keeping the id its reports cite (merge_home).
+  void number_runs_from(std::int64_t first) { first_run_id_ = first; }
   // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
   // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);
@@ -80,10 +84,10 @@ class store {
   void require_object(std::string_view column, std::string_view digest) const;
 
  private:
-
   std::filesystem::path home_;
   cas_store cas_;
   database db_;
+  std::int64_t first_run_id_ = 1;
 };
 
 }  // namespace blaster
