@@ -36,7 +36,12 @@ command_fn add_trajectories_command(CLI::App& app, const global_options& global)
 // Tuned tables of a candidate's params per served size: cli/tune_command.cpp.
 command_fn add_tune_command(CLI::App& app, const global_options& global);
 
+// Homes into one: cli/merge_command.cpp.
+command_fn add_merge_command(CLI::App& app, const global_options& global);
+
 // `blaster verify`: the bundle was read, and it does not hold.
 inline constexpr int exit_not_verified = 4;
+// `blaster merge`: a run or portfolio item clashed with the home's own and was left out.
+inline constexpr int exit_merge_conflict = 5;
 
 }  // namespace blaster::cli

@@ -43,13 +43,15 @@ int main(int argc, char** argv) {
       "  blaster runs / show RUN         what the store recorded\n"
       "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
       "  blaster compare A B             two runs, variant by variant: FAST, SLOW, SAME\n"
-      "  blaster portfolio --suite core10  a whole suite, as one evidence bundle\n\n"
+      "  blaster portfolio --suite core10  a whole suite, as one evidence bundle\n"
+      "  blaster merge HOME...           other homes (a portfolio's shards) into this one\n\n"
       "A task is a folder tasks/<name>/ (task.json, init.cu, reference.cpp); candidates are .cu "
       "files in kernels/<name>/ that begin with a /* blaster {...} */ launch plan. See "
       "CONTRIBUTING.md.\n\n"
       "Exit status: 0 success; 1 the machine or harness failed; 2 bad input (the message names "
       "the file, line and fix); 3 a GPU is needed and there is none; 4 (verify) the evidence "
-      "bundle does not verify; (compare) 1 also when a variant got slower or was rejected. With "
+      "bundle does not verify; 5 (merge) a run or item clashed with this home's and was left out; "
+      "(compare) 1 also when a variant got slower or was rejected. With "
       "--json, a failing command prints {\"error\": {\"code\", \"message\", \"file\", \"line\", "
       "\"hint\"}} on stdout.\n\n"
       "Environment: BLASTER_HOME (the store, default ./.blaster), BLASTER_ROOT (the folder holding "
@@ -83,7 +85,8 @@ int main(int argc, char** argv) {
       add_optimize_command(app, global), add_proposer_command(app, global),
       add_serve_command(app, global), add_eval_command(app, global),
       add_memory_command(app, global),
-      add_trajectories_command(app, global), add_tune_command(app, global)};
+      add_trajectories_command(app, global), add_tune_command(app, global),
+      add_merge_command(app, global)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,9 @@
 // blaster portfolio --suite NAME: a whole suite under the confirmation protocol, published as
 // an evidence bundle.
+#include <cstdio>
 #include <iostream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -27,8 +30,23 @@ struct portfolio_flags {
   std::string arch;
   bool fresh = false;
   bool no_sanitize = false;
+  std::string shard;  // "i/N"
   compile_limit_flags compile;
 };
+
+// "i/N" with 1 <= i <= N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  int shard = 0;
+  int shards = 0;
+  char slash = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &shard, &slash, &shards, &rest) != 3 || slash != '/' ||
+      shards < 1 || shard < 1 || shard > shards) {
+    BLASTER_INPUT_ERROR("--shard {}: give i/N, the i-th of N shares of the suite (1 <= i <= N)",
+                        text);
+  }
+  return {shard, shards};
+}
 
 nlohmann::json read_pytorch(const std::filesystem::path& file) {
   const std::optional<std::string> bytes = read_file_if_exists(file);
@@ -63,6 +81,10 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
       "With --pytorch FILE (from scripts/benchmark_pytorch.py, run where PyTorch and the same GPU "
       "are) the report gives each case's ratio to PyTorch eager and torch.compile in the same "
       "mode.\n\n"
+      "With --shard i/N, only the i-th of N shares of the suite's entries is run, into this "
+      "home, its runs numbered from i million; run each shard anywhere (another GPU, a Slurm "
+      "task), then `blaster merge` their homes into one and run the portfolio there without "
+      "--shard: every case is resumed from the store and the whole bundle written, with no GPU.\n\n"
       "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign); 3 no "
       "GPU.\n\n"
       "Examples:\n"
@@ -80,6 +102,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--no-sanitize", f->no_sanitize,
                 "skip compute-sanitizer (by default the gate's small cases of every candidate "
                 "also run under memcheck, racecheck, initcheck and synccheck)");
+  cmd->add_option("--shard", f->shard,
+                  "i/N: run only the i-th of N shares of the suite's entries, into this home, "
+                  "numbering its runs apart; `blaster merge` combines the shards' homes");
   add_compile_limit_flags(*cmd, f->compile);
   return [f, &global]() {
     require_format(global, {"table", "md", "json"}, "portfolio");
@@ -93,13 +118,15 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     options.fresh = f->fresh;
     options.sanitize = !f->no_sanitize;
     options.compile = to_compile_limits(f->compile);
-    options.command = "blaster portfolio --suite " + f->suite +
-                      (f->no_sanitize ? " --no-sanitize" : "") +
-                      compile_limit_arguments(f->compile);
+    if (!f->shard.empty()) std::tie(options.shard, options.shards) = parse_shard(f->shard);
+    options.command =
+        "blaster portfolio --suite " + f->suite + (f->no_sanitize ? " --no-sanitize" : "") +
+        (f->shard.empty() ? "" : " --shard " + f->shard) + compile_limit_arguments(f->compile);
     const suite s = load_suite(options.root, f->suite);
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
     store records(resolve_home(global.home));
+    if (options.shards > 1) records.number_runs_from(shard_first_run_id(options.shard));
     // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
     const std::vector<portfolio_outcome> outcomes = run_portfolio(
         s, options, records, [](const bench_options& o, store& r, warm_bench& series) {

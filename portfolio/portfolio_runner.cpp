@@ -66,8 +66,57 @@ std::string minutes(double seconds) {
 
 }  // namespace
 
+std::int64_t shard_first_run_id(int shard) { return std::int64_t{shard} * 1'000'000; }
+
 std::filesystem::path portfolio_progress_file(const store& records, const suite& s) {
   return records.home() / "portfolio" / (s.name + ".progress.json");
+}
+
+progress_merge merge_portfolio_progress(store& records, const std::filesystem::path& source) {
+  progress_merge out;
+  const std::filesystem::path folder = source / "portfolio";
+  if (!std::filesystem::is_directory(folder)) return out;
+  for (const auto& file : std::filesystem::directory_iterator(folder)) {
+    const std::string name = file.path().filename().string();
+    if (!name.ends_with(".progress.json")) continue;
+    const json theirs = json::parse(read_file(file.path()), nullptr, /*allow_exceptions=*/false);
+    if (!theirs.is_object() || !theirs.contains("identity") || !theirs.contains("done") ||
+        !theirs["done"].is_object()) {
+      out.conflicts.push_back(fmt::format("{}: not a portfolio's progress", file.path().string()));
+      continue;
+    }
+    const std::filesystem::path path = records.home() / "portfolio" / name;
+    json ours = {{"identity", theirs["identity"]}, {"done", json::object()}};
+    if (const auto bytes = read_file_if_exists(path)) ours = json::parse(*bytes);
+    if (ours.value("identity", json()) != theirs["identity"]) {
+      out.conflicts.push_back(
+          fmt::format("portfolio/{}: of another suite version or protocol than this home's", name));
+      continue;
+    }
+    for (const auto& [key, done] : theirs["done"].items()) {
+      const auto run_id = done.value("run_id", std::int64_t{0});
+      if (ours["done"].contains(key)) {
+        // The same run's record is the same: its id and its report.
+        if (ours["done"][key] != done) {
+          out.conflicts.push_back(
+              fmt::format("{}: recorded here by run {}, in {} by another run {}", key,
+                          ours["done"][key].value("run_id", 0), source.string(), run_id));
+        }
+        continue;
+      }
+      statement run = records.db().prepare("SELECT 1 FROM runs WHERE id = ?1");
+      run.bind(1, run_id);
+      if (!run.step()) {
+        out.conflicts.push_back(fmt::format("{}: its run {} did not come over", key, run_id));
+        continue;
+      }
+      ours["done"][key] = done;
+      ++out.items_added;
+    }
+    std::filesystem::create_directories(path.parent_path());
+    write_file_atomically(path, ours.dump(1) + "\n");
+  }
+  return out;
 }
 
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
@@ -90,7 +139,11 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   std::filesystem::create_directories(progress_path.parent_path());
 
   std::vector<portfolio_item> items;
-  for (const auto& e : s.entries) {
+  for (std::size_t k = 0; k < s.entries.size(); ++k) {
+    if (static_cast<int>(k % static_cast<std::size_t>(options.shards)) != options.shard - 1) {
+      continue;  // another shard's
+    }
+    const suite_entry& e = s.entries[k];
     for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
   }
   std::map<std::string, std::string> sources;  // task -> its sources_sha256

@@ -43,7 +43,15 @@ struct portfolio_options {
   bool sanitize = true;    // the gate's small cases also under compute-sanitizer
   std::string command;     // as the user typed it, for the record
   compile_limits compile;  // every bench's compile sandbox and limits
+  // A share of the suite: the entries whose index in the suite is shard - 1 modulo shards, whole,
+  // so that each entry's cases stay one series. 1 of 1: every entry.
+  int shard = 1;
+  int shards = 1;
 };
+
+// The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
+// their homes merge (blaster merge) with every run keeping the id its reports cite.
+std::int64_t shard_first_run_id(int shard);
 
 // Benches one item as a run of the entry's warm series; the portfolio's default runs run_bench
 // in this process.
@@ -62,5 +70,18 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
                                              store& records, const portfolio_bench& bench);
 
 std::filesystem::path portfolio_progress_file(const store& records, const suite& s);
+
+// What merging a home's portfolio progress into another's came to.
+struct progress_merge {
+  int items_added = 0;
+  std::vector<std::string> conflicts;
+};
+
+// Adds the finished items of every portfolio recorded in `source` (its
+// portfolio/<suite>.progress.json) to the same suite's progress of `records`' home, after
+// merge_home brought their runs over: an item whose run is not there, one recorded here by
+// another run, and a progress file of another suite version or protocol are conflicts, named and
+// left out. A portfolio started again in the merged home resumes every merged item.
+progress_merge merge_portfolio_progress(store& records, const std::filesystem::path& source);
 
 }  // namespace blaster

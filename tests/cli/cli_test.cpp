@@ -181,6 +181,14 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
       << "--check measures the table's sizes, not --cases";
 }
 
+TEST_F(BlasterCli, AShardIsIOfNOrBadInput) {
+  for (const char* shard : {"3/2", "0/2", "1/0", "1-2", "1/2x", "a/b"}) {
+    const auto r = run(std::string("portfolio --suite core10 --shard ") + shard);
+    EXPECT_EQ(r.exit_code, 2) << shard << "\n" << r.err;
+    EXPECT_NE(r.err.find("give i/N"), std::string::npos) << shard << "\n" << r.err;
+  }
+}
+
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {
   const auto r = run("bench --task no_such_task");
   EXPECT_EQ(r.exit_code, 2);

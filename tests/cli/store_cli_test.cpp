@@ -299,6 +299,38 @@ TEST_F(StoreCli, HelpDocumentsEveryExitCode) {
   EXPECT_TRUE(contains(r.out, "4 (verify)")) << r.out;
 }
 
+// blaster merge: a shard numbered apart comes over whole; merging it again adds nothing; a run
+// whose id names another is named and exits 5; a folder that is not a home is bad input.
+TEST_F(StoreCli, MergeBringsShardsOverAndNamesConflicts) {
+  record_runs();  // this home's runs 1 to 3
+  {
+    store shard(dir_.path() / "shard");
+    shard.number_runs_from(1'000'000);
+    record_bench_run(shard, "relu", "shard");
+    store clash(dir_.path() / "clash");
+    record_bench_run(clash, "gelu", "clash");  // its run 1 is not this home's run 1
+  }
+  auto r = run("merge shard");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "shard: 1 runs added, 0 already here")) << r.out;
+  EXPECT_TRUE(contains(run("show 1000000").out, "relu"));
+  r = run("merge shard --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("merged").at(0).at("runs_added"), 0);
+  EXPECT_EQ(j.at("merged").at(0).at("runs_present"), 1);
+
+  r = run("merge clash");
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "conflict, left out: run 1 (blaster bench --task gelu)")) << r.out;
+  EXPECT_TRUE(contains(run("show 1").out, "rmsnorm")) << "this home's run 1 stays";
+
+  fs::create_directories(dir_.path() / "not-a-home");
+  r = run("merge not-a-home");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "is not a blaster home")) << r.err;
+}
+
 // The evidence checked in with the project: real H200 portfolios (core10, and every other bundle
 // under artifacts/). Each verifies as it is, sha256sum agrees, and changing any one byte of a
 // report, a result or a run's raw object makes blaster verify fail and name the file.

@@ -19,6 +19,7 @@
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
 #include "evidence/store.hpp"
+#include "evidence/store_merge.hpp"
 #include "portfolio/portfolio_figure.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
@@ -277,6 +278,73 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   for (auto& [key, done] : progress.at("done").items()) done.erase("sources_sha256");
   write_file_atomically(progress_path, progress.dump(1));
   EXPECT_EQ(rerun().first.size(), 3U);
+}
+
+// A portfolio in shards: each shard's home holds its share of the entries, its runs numbered
+// apart; merged, they resume as one portfolio that benches nothing and writes a bundle that
+// verifies.
+TEST_F(Portfolio, ShardsMergeIntoOneHomeThatWritesTheWholeBundle) {
+  const suite s = two_tasks();
+  const portfolio_options options{.root = BLASTER_SOURCE_DIR,
+                                  .arch = {},
+                                  .sessions = 0,
+                                  .fresh = false,
+                                  .command = "t",
+                                  .compile = {}};
+  std::vector<std::string> asked;
+  for (int shard : {1, 2}) {
+    store home(dir_ / fmt::format("shard{}", shard));
+    home.number_runs_from(shard_first_run_id(shard));
+    portfolio_options o = options;
+    o.shard = shard;
+    o.shards = 2;
+    fake_bench bench;
+    static_cast<void>(run_portfolio(s, o, home, std::ref(bench)));
+    asked.insert(asked.end(), bench.asked.begin(), bench.asked.end());
+  }
+  // Whole entries per shard: relu's two cases in the first, rmsnorm's in the second.
+  EXPECT_EQ(asked, (std::vector<std::string>{"relu/canonical task's mode", "relu/large hot",
+                                             "rmsnorm/canonical task's mode"}));
+
+  store merged(dir_ / "merged");
+  for (int shard : {1, 2}) {
+    const fs::path from = dir_ / fmt::format("shard{}", shard);
+    EXPECT_TRUE(merge_home(merged, from).conflicts.empty());
+    const progress_merge p = merge_portfolio_progress(merged, from);
+    EXPECT_TRUE(p.conflicts.empty());
+    EXPECT_EQ(p.items_added, shard == 1 ? 2 : 1);
+  }
+  fake_bench none;
+  const auto outcomes = run_portfolio(s, options, merged, std::ref(none));
+  EXPECT_TRUE(none.asked.empty()) << "every case is resumed from the merged store";
+  ASSERT_EQ(outcomes.size(), 3U);
+  EXPECT_EQ(outcomes[0].run_id, 1'000'000);
+  EXPECT_EQ(outcomes[1].run_id, 1'000'001);
+  EXPECT_EQ(outcomes[2].run_id, 2'000'000);
+  const json summary = summarize_portfolio(s, outcomes, json());
+  const fs::path out = dir_ / "merged-bundle";
+  write_portfolio_bundle(merged, s, outcomes, summary, json(), out, nullptr);
+  const bundle_verification v = verify_bundle(out, nullptr);
+  EXPECT_TRUE(v.ok()) << (v.problems.empty() ? "" : v.problems[0].detail);
+
+  // Merging a shard again changes nothing; an item another run recorded here is named.
+  EXPECT_EQ(merge_portfolio_progress(merged, dir_ / "shard1").items_added, 0);
+  {
+    store other(dir_ / "other");
+    other.number_runs_from(shard_first_run_id(1));
+    portfolio_options o = options;
+    o.shard = 1;
+    o.shards = 2;
+    fake_bench bench;
+    bench.candidate_us = 4.0;  // other runs, other reports, under the same ids
+    static_cast<void>(run_portfolio(s, o, other, std::ref(bench)));
+  }
+  EXPECT_EQ(merge_home(merged, dir_ / "other").conflicts.size(), 2U);
+  const progress_merge clash = merge_portfolio_progress(merged, dir_ / "other");
+  EXPECT_EQ(clash.items_added, 0);
+  ASSERT_EQ(clash.conflicts.size(), 2U);
+  EXPECT_NE(clash.conflicts[0].find("recorded here by run 1000000, in"), std::string::npos)
+      << clash.conflicts[0];
 }
 
 // Served sizes: the bandwidth goal holds at each entry's largest case only, at the entry's own
