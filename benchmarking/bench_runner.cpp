@@ -420,11 +420,16 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
                            .dir = kept.scratch->path()};
   launcher.kept = kept.kept_worker(launcher.executable);
   report.kept_worker = launcher.kept != nullptr;
-  if (!kept.probed) {
-    const phase_timer timer(report.phase_ms, "probe");
-    kept.probed = probe(launcher);
+  if (options.compile_only) {
+    report.gpu = false;
+    report.gpu_unavailable = "compile only: no GPU was looked for";
+  } else {
+    if (!kept.probed) {
+      const phase_timer timer(report.phase_ms, "probe");
+      kept.probed = probe(launcher);
+    }
+    kept.probed->apply_to(report);
   }
-  kept.probed->apply_to(report);
   report.arch = !options.arch.empty() ? options.arch
                 : report.device       ? report.device->arch()
                                       : "sm_90a";
@@ -464,7 +469,11 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const std::string report_sha256 = records.cas().put(to_json(report).dump(1));
-  records.finish_run(run_id, report.gpu ? "completed" : "no_gpu", report_sha256);
+  records.finish_run(run_id,
+                     report.gpu             ? "completed"
+                     : options.compile_only ? "compiled"
+                                            : "no_gpu",
+                     report_sha256);
   return report;
 }
 

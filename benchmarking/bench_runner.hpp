@@ -59,6 +59,9 @@ struct bench_options {
   // of the same kernels too, where it is installed.
   bool profile = false;
   bool profile_only = false;
+  // Compile every variant and record the run ("compiled"), looking for no GPU: what a shard of
+  // a portfolio does on a machine without one (its CI, a cluster's CPU nodes).
+  bool compile_only = false;
   // The baseline's counters too; a loop judging one candidate after another against the same
   // baseline has its diagnosis already and skips them.
   bool profile_baseline = true;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "benchmarking/bench_runner.hpp"
 #include "cli/commands.hpp"
@@ -31,6 +32,7 @@ struct portfolio_flags {
   bool fresh = false;
   bool no_sanitize = false;
   std::string shard;  // "i/N"
+  bool compile_only = false;
   compile_limit_flags compile;
 };
 
@@ -62,6 +64,36 @@ nlohmann::json read_pytorch(const std::filesystem::path& file) {
         file.string());
   }
   return j;
+}
+
+// A compile-only portfolio: per case its run, how many variants compiled and which did not.
+int print_compiled(const std::vector<portfolio_outcome>& outcomes, bool json) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& o : outcomes) {
+    int compiled = 0;
+    std::vector<std::string> failed;
+    for (const auto& r : o.report.results) {
+      if (r.status == "compiled") {
+        ++compiled;
+      } else {
+        failed.push_back(fmt::format("{} ({})", r.label, r.message));
+      }
+    }
+    rows.push_back({{"id", o.item.id},
+                    {"task", o.item.task},
+                    {"case", o.item.case_name},
+                    {"run_id", o.run_id},
+                    {"resumed", o.resumed},
+                    {"compiled", compiled},
+                    {"failed", failed}});
+    if (!json) {
+      fmt::print("{} {} case {}: run {}, {} variants compiled{}\n", o.item.id, o.item.task,
+                 o.item.case_name, o.run_id, compiled,
+                 failed.empty() ? "" : fmt::format("; failed: {}", fmt::join(failed, "; ")));
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"compiled", rows}}.dump(2) << '\n';
+  return static_cast<int>(exit_ok);
 }
 
 }  // namespace
@@ -102,6 +134,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--no-sanitize", f->no_sanitize,
                 "skip compute-sanitizer (by default the gate's small cases of every candidate "
                 "also run under memcheck, racecheck, initcheck and synccheck)");
+  cmd->add_flag("--compile-only", f->compile_only,
+                "compile every case's variants and record each as a run, timing nothing and "
+                "looking for no GPU; prints what compiled instead of writing a bundle");
   cmd->add_option("--shard", f->shard,
                   "i/N: run only the i-th of N shares of the suite's entries, into this home, "
                   "numbering its runs apart; `blaster merge` combines the shards' homes");
@@ -119,9 +154,11 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     options.sanitize = !f->no_sanitize;
     options.compile = to_compile_limits(f->compile);
     if (!f->shard.empty()) std::tie(options.shard, options.shards) = parse_shard(f->shard);
+    options.compile_only = f->compile_only;
     options.command =
         "blaster portfolio --suite " + f->suite + (f->no_sanitize ? " --no-sanitize" : "") +
-        (f->shard.empty() ? "" : " --shard " + f->shard) + compile_limit_arguments(f->compile);
+        (f->shard.empty() ? "" : " --shard " + f->shard) +
+        (f->compile_only ? " --compile-only" : "") + compile_limit_arguments(f->compile);
     const suite s = load_suite(options.root, f->suite);
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
@@ -132,6 +169,7 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
         s, options, records, [](const bench_options& o, store& r, warm_bench& series) {
           return run_bench(o, r, &series);
         });
+    if (options.compile_only) return print_compiled(outcomes, global.json);
     const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {

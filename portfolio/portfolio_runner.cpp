@@ -23,8 +23,10 @@ namespace {
 using json = nlohmann::json;
 
 // What makes two portfolios the same work: the suite's bytes and the sessions per item.
-json progress_identity(const suite& s, int sessions) {
-  return {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
+json progress_identity(const suite& s, int sessions, bool compile_only) {
+  json identity = {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
+  if (compile_only) identity["compile_only"] = true;
+  return identity;
 }
 
 // What makes a recorded item still valid besides the identity: the bytes of the task's files
@@ -123,7 +125,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
                                              store& records, const portfolio_bench& bench) {
   const int sessions = options.sessions > 0 ? options.sessions : s.protocol.sessions;
   const std::filesystem::path progress_path = portfolio_progress_file(records, s);
-  const json identity = progress_identity(s, sessions);
+  const json identity = progress_identity(s, sessions, options.compile_only);
   json progress = {{"identity", identity}, {"done", json::object()}};
   if (!options.fresh) {
     if (const auto bytes = read_file_if_exists(progress_path)) {
@@ -204,6 +206,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     b.confirm_best = s.protocol.confirm_best;
     b.timing.max_noise = s.protocol.max_noise;
     b.profile = s.protocol.profile;
+    b.compile_only = options.compile_only;
     if (item.mode) {
       b.timing.mode = *parse_timing_mode(*item.mode);
       b.mode_given = true;
@@ -219,7 +222,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       }
     }
     const bench_report report = bench(b, records, *series);
-    if (!report.gpu) {
+    if (!report.gpu && !options.compile_only) {
       throw cuda::gpu_unavailable(report.gpu_unavailable);
     }
     // The same bytes run_bench stored; put again so that a resume finds them whatever ran.

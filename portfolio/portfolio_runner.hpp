@@ -47,6 +47,9 @@ struct portfolio_options {
   // so that each entry's cases stay one series. 1 of 1: every entry.
   int shard = 1;
   int shards = 1;
+  // Every case compiled and recorded, none timed, with no GPU looked for: a suite's build
+  // checked where there is none. Its progress is another portfolio's than a timed one's.
+  bool compile_only = false;
 };
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -179,6 +181,62 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
                 .exit_code,
             2)
       << "--check measures the table's sizes, not --cases";
+}
+
+// A suite compiled in two shards, each into a home of its own, then merged: the merged home
+// resumes every case, and its runs hold the compilations one process compiling the whole suite
+// records (each variant of the same source, compiled, with the same registers per kernel).
+TEST_F(BlasterCli, CompileOnlyShardsMergeIntoWhatOneProcessRecords) {
+  std::ofstream(dir_ / "two.json") << R"({"name": "two", "title": "two tasks", "entries": [
+      {"id": "1", "task": "matvec", "cases": [{"case": "canonical"}]},
+      {"id": "2", "task": "rmsnorm", "cases": [{"case": "canonical"}]}]})";
+  auto in = [&](const std::string& home, const std::string& args) {
+    return testing::run_blaster(root(), dir_ / home, args, dir_ / "stderr.txt");
+  };
+  const std::string suite =
+      "portfolio --suite '" + (dir_ / "two.json").string() + "' --compile-only --json";
+  ASSERT_EQ(in("one", suite).exit_code, 0);
+  ASSERT_EQ(in("shard1", suite + " --shard 1/2").exit_code, 0);
+  ASSERT_EQ(in("shard2", suite + " --shard 2/2").exit_code, 0);
+  const auto merged = in(
+      "merged", "merge '" + (dir_ / "shard1").string() + "' '" + (dir_ / "shard2").string() + "'");
+  ASSERT_EQ(merged.exit_code, 0) << merged.out << merged.err;
+
+  const auto resumed = in("merged", suite);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const auto rows = nlohmann::json::parse(resumed.out).at("compiled");
+  const auto single = nlohmann::json::parse(in("one", suite).out).at("compiled");
+  ASSERT_EQ(rows.size(), 2U);
+  ASSERT_EQ(single.size(), 2U);
+  auto compilations = [&](const std::string& home, std::int64_t run) {
+    const auto shown = nlohmann::json::parse(in(home, fmt::format("show {} --json", run)).out);
+    std::map<std::int64_t, std::string> sources;
+    for (const auto& s : shown.at("sources")) {
+      sources[s.at("id").get<std::int64_t>()] = s.at("sha256").get<std::string>();
+    }
+    std::map<std::int64_t, std::string> registers;
+    for (const auto& k : shown.at("compiled_kernels")) {
+      registers[k.at("compilation_id").get<std::int64_t>()] +=
+          fmt::format(" {}:{}", k.at("kernel").get<std::string>(), k.at("registers").dump());
+    }
+    std::set<std::string> out;
+    for (const auto& c : shown.at("compilations")) {
+      const auto id = c.at("id").get<std::int64_t>();
+      out.insert(fmt::format("{} {} {}{}", c.at("variant").get<std::string>(),
+                             sources[c.at("source_id").get<std::int64_t>()],
+                             c.at("succeeded").dump(), registers[id]));
+    }
+    return out;
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_TRUE(rows[i].at("resumed").get<bool>()) << "nothing compiled again after the merge";
+    EXPECT_EQ(rows[i].at("run_id"), i == 0 ? 1'000'000 : 2'000'000);  // each shard's numbering
+    EXPECT_GT(rows[i].at("compiled").get<int>(), 0);
+    EXPECT_EQ(rows[i].at("compiled"), single[i].at("compiled"));
+    const auto merged_rows = compilations("merged", rows[i].at("run_id"));
+    EXPECT_EQ(merged_rows.size(), rows[i].at("compiled").get<std::size_t>());
+    EXPECT_EQ(merged_rows, compilations("one", single[i].at("run_id")));
+  }
 }
 
 TEST_F(BlasterCli, AShardIsIOfNOrBadInput) {
