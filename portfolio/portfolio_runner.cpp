@@ -22,7 +22,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// What makes two portfolios the same work: the suite's bytes and the sessions per item.
+// What makes two portfolios the same work: the suite's bytes, the sessions per item, and whether
+// they time anything.
 json progress_identity(const suite& s, int sessions, bool compile_only) {
   json identity = {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
   if (compile_only) identity["compile_only"] = true;
@@ -89,8 +90,11 @@ progress_merge merge_portfolio_progress(store& records, const std::filesystem::p
     }
     const std::filesystem::path path = records.home() / "portfolio" / name;
     json ours = {{"identity", theirs["identity"]}, {"done", json::object()}};
-    if (const auto bytes = read_file_if_exists(path)) ours = json::parse(*bytes);
-    if (ours.value("identity", json()) != theirs["identity"]) {
+    if (const auto bytes = read_file_if_exists(path)) {
+      ours = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+    }
+    if (!ours.is_object() || !ours.contains("done") || !ours["done"].is_object() ||
+        ours.value("identity", json()) != theirs["identity"]) {
       out.conflicts.push_back(
           fmt::format("portfolio/{}: of another suite version or protocol than this home's", name));
       continue;
