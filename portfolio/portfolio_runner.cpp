@@ -95,8 +95,8 @@ progress_merge merge_portfolio_progress(store& records, const std::filesystem::p
     }
     if (!ours.is_object() || !ours.contains("done") || !ours["done"].is_object() ||
         ours.value("identity", json()) != theirs["identity"]) {
-      out.conflicts.push_back(
-          fmt::format("portfolio/{}: of another suite version or protocol than this home's", name));
+      out.conflicts.push_back(fmt::format(
+          "portfolio/{}: this home's is of another suite version or protocol, or damaged", name));
       continue;
     }
     for (const auto& [key, done] : theirs["done"].items()) {
