@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libfmt-dev libcli11-dev
   libsqlite3-dev libssl-dev googletest libgtest-dev
   librsvg2-bin python3 # the portfolio figure's test renders it (rsvg-convert) and reads the PNG
+  slurm-wlm munge      # tests/slurm/: a one-node cluster runs a sharded portfolio
 )
 
 missing=()
