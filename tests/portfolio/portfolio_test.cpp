@@ -48,6 +48,11 @@ class Portfolio : public ::testing::Test {
   }
 
   // Two tasks, three cases: small enough to reason about, real tasks so that they load.
+  // A portfolio of the tasks under `root`, under the suite's own protocol, resuming what it can.
+  static portfolio_options options_at(const fs::path& root = BLASTER_SOURCE_DIR) {
+    return {.root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "t", .compile = {}};
+  }
+
   suite two_tasks(const fs::path& root = BLASTER_SOURCE_DIR) const {
     const auto file = write("mini.json", R"({
       "name": "mini", "title": "two tasks",
@@ -190,12 +195,7 @@ TEST_F(Portfolio, ABadSuiteNamesTheFileThePathAndTheFix) {
 TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   store records(dir_ / "home");
   const suite s = two_tasks();
-  const portfolio_options options{.root = BLASTER_SOURCE_DIR,
-                                  .arch = {},
-                                  .sessions = 0,
-                                  .fresh = false,
-                                  .command = "test",
-                                  .compile = {}};
+  const portfolio_options options = options_at();
   fake_bench first;
   first.fail_at = "rmsnorm/canonical";  // dies in the third item
   EXPECT_THROW(static_cast<void>(run_portfolio(s, options, records, std::ref(first))),
@@ -241,8 +241,7 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   }
   store records(dir_ / "home");
   const suite s = two_tasks(root);
-  const portfolio_options options{
-      .root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "test", .compile = {}};
+  const portfolio_options options = options_at(root);
   auto rerun = [&] {
     fake_bench bench;
     const auto outcomes = run_portfolio(s, options, records, std::ref(bench));
@@ -285,12 +284,7 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
 // verifies.
 TEST_F(Portfolio, ShardsMergeIntoOneHomeThatWritesTheWholeBundle) {
   const suite s = two_tasks();
-  const portfolio_options options{.root = BLASTER_SOURCE_DIR,
-                                  .arch = {},
-                                  .sessions = 0,
-                                  .fresh = false,
-                                  .command = "t",
-                                  .compile = {}};
+  const portfolio_options options = options_at();
   std::vector<std::string> asked;
   for (int shard : {1, 2}) {
     store home(dir_ / fmt::format("shard{}", shard));
@@ -363,14 +357,7 @@ TEST_F(Portfolio, TheBandwidthGoalHoldsAtTheLargestCaseWithTheEntrysPercentageAn
   EXPECT_TRUE(s.protocol.profile);
   EXPECT_EQ(s.entries[0].bandwidth_goal_pct, std::optional<double>(95.0));
   fake_bench bench;
-  const auto outcomes = run_portfolio(s,
-                                      {.root = BLASTER_SOURCE_DIR,
-                                       .arch = {},
-                                       .sessions = 0,
-                                       .fresh = false,
-                                       .command = "t",
-                                       .compile = {}},
-                                      records, std::ref(bench));
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
   const json summary = summarize_portfolio(s, outcomes, json());
   const json& rows = summary.at("rows");
   ASSERT_EQ(rows.size(), 3U);
@@ -416,14 +403,7 @@ TEST_F(Portfolio, NoBandwidthGoalWhereTheFloorIsBelowAnEmptyKernel) {
   const suite s = load_suite(BLASTER_SOURCE_DIR, file.string());
   fake_bench bench;
   bench.candidate_us = 2.0;  // its floor 1.6 us, an empty kernel 4 us (hot)
-  const auto outcomes = run_portfolio(s,
-                                      {.root = BLASTER_SOURCE_DIR,
-                                       .arch = {},
-                                       .sessions = 0,
-                                       .fresh = false,
-                                       .command = "t",
-                                       .compile = {}},
-                                      records, std::ref(bench));
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
   const json summary = summarize_portfolio(s, outcomes, json());
   const json& row = summary.at("rows").at(0);
   for (const auto& g : row.at("goals")) {
@@ -464,14 +444,7 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   const suite s = two_tasks();
   fake_bench bench;
   bench.candidate_us = 5.0;
-  const auto outcomes = run_portfolio(s,
-                                      {.root = BLASTER_SOURCE_DIR,
-                                       .arch = {},
-                                       .sessions = 0,
-                                       .fresh = false,
-                                       .command = "t",
-                                       .compile = {}},
-                                      records, std::ref(bench));
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
   const json pytorch = json::parse(R"({"environment": {"torch": "2.11"}, "cases": [
       {"task": "relu", "case": "canonical",
        "methods": {"eager": {"hot_us": 6.0, "status": "ok"}, "compile": {"status": "failed: boom"}}},
