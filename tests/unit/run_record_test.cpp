@@ -20,6 +20,15 @@ class RunRecord : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(home_); }
 
+  // A report of rmsnorm's canonical case, compiled for the H200 by NVRTC 13.0.
+  static bench_report canonical_report() {
+    bench_report report;
+    report.arch = "sm_90a";
+    report.nvrtc = "13.0";
+    report.timed_case = "canonical";
+    return report;
+  }
+
   std::int64_t count(store& s, const std::string& sql) {
     auto q = s.db().prepare(sql);
     EXPECT_TRUE(q.step());
@@ -65,10 +74,7 @@ variant_result passed(store& s, const std::string& label, bool baseline, double 
 TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
   store s(home_);
   const task_spec task = load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks/rmsnorm");
-  bench_report report;
-  report.arch = "sm_90a";
-  report.nvrtc = "13.0";
-  report.timed_case = "canonical";
+  bench_report report = canonical_report();
   report.device = cuda::device_properties{.name = "NVIDIA H200",
                                           .uuid = "u",
                                           .compute_major = 9,
@@ -138,19 +144,10 @@ TEST_F(RunRecord, EveryVariantIsOnRecordWithItsChecksTimingsAndVerdict) {
   }
 }
 
-}  // namespace
-}  // namespace blaster
-
-namespace blaster {
-namespace {
-
 TEST_F(RunRecord, ATunedTableThatChoseAConfigurationIsAnArtifactOfTheRunOnce) {
   store s(home_);
   const task_spec task = load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks/rmsnorm");
-  bench_report report;
-  report.arch = "sm_90a";
-  report.nvrtc = "13.0";
-  report.timed_case = "canonical";
+  bench_report report = canonical_report();
   const std::string table = s.cas().put(R"({"1": {"VEC": 4}})");
   const tuned_choice choice{.file = "kernels/rmsnorm/tuned/C=64,device_name=X.json",
                             .sha256 = table,
