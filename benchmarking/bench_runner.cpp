@@ -143,10 +143,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
       r.checks = gated->gate.checks;
       r.sanitizer = gated->sanitizer;
       r.gated_in_run = gated->run_id;
-      worker_request request = gated->request;
-      request.timing = options.timing;
-      std::tie(request.outputs_file, request.outputs_base) = gated->outputs.at(report.timed_case);
-      survivors.emplace_back(p.result, std::move(request));
+      survivors.emplace_back(p.result, gated->timing_request(report.timed_case, options.timing));
       if (!options.deadline && r.baseline) deadline = deadline_after(r.gate_s);
       continue;
     }
@@ -176,7 +173,7 @@ void measure(const bench_options& options, const task_spec& task, reference_fn r
             launcher.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report.run_id, p.result, k);
         passed.outputs[cases[k]] = {file, data.keep_timed_outputs(file, cases[k])};
       }
-      std::tie(request.outputs_file, request.outputs_base) = passed.outputs.at(report.timed_case);
+      request = passed.timing_request(report.timed_case, options.timing);
       std::optional<sanitizer_outcome> sanitized;
       if (sanitizer) {
         spdlog::info("{}: compute-sanitizer ({})", r.label, fmt::join(sanitizer_tools, ", "));

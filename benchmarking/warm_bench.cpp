@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "benchmarking/worker_launcher.hpp"
@@ -41,6 +43,14 @@ void remove_outputs(const warm_bench::gated_variant& g) {
 }
 
 }  // namespace
+
+worker_request warm_bench::gated_variant::timing_request(const std::string& case_name,
+                                                         const timing_options& timing) const {
+  worker_request out = request;
+  out.timing = timing;
+  std::tie(out.outputs_file, out.outputs_base) = outputs.at(case_name);
+  return out;
+}
 
 void warm_bench::keep(const std::string& label, gated_variant passed) {
   if (const auto found = gated.find(label); found != gated.end()) remove_outputs(found->second);

@@ -70,6 +70,10 @@ struct warm_bench {
     std::int64_t run_id = 0;  // the run that gated it
     // Per timed case, the file of the outputs its gate left and their offset in the gate's layout.
     std::map<std::string, std::pair<std::filesystem::path, std::size_t>> outputs;
+
+    // The request that times it on `case_name`, one of the series' cases, with `timing`.
+    [[nodiscard]] worker_request timing_request(const std::string& case_name,
+                                                const timing_options& timing) const;
   };
   // The variant gated as `label` from `source_sha256`, if the series has gated it.
   [[nodiscard]] const gated_variant* gated_as(const std::string& label,
