@@ -157,22 +157,20 @@ void merge_rows(database& db, merge_outcome& out) {
         t.name));
   }
 
-  // A run already here is the same run when it started, ran and reported the same.
+  // A source run r is the home's run m of its id when it started, ran and reported the same.
+  const std::string same_run =
+      "m.started_at IS r.started_at AND m.command IS r.command AND m.report_sha256 IS "
+      "r.report_sha256 AND m.status IS r.status";
   {
-    statement conflicts = db.prepare(
-        "SELECT r.id, r.command FROM src.runs r JOIN main.runs m ON m.id = r.id "
-        "WHERE m.started_at IS NOT r.started_at OR m.command IS NOT r.command "
-        "OR m.report_sha256 IS NOT r.report_sha256 OR m.status IS NOT r.status ORDER BY r.id");
+    statement conflicts = db.prepare(fmt::format(
+        "SELECT r.id, r.command FROM src.runs r JOIN main.runs m ON m.id = r.id WHERE NOT ({}) "
+        "ORDER BY r.id",
+        same_run));
     while (conflicts.step()) {
       out.conflicts.push_back(fmt::format("run {} ({}) names another run of this home",
                                           conflicts.column_int64(0), conflicts.column_text(1)));
     }
   }
-  out.runs_present = static_cast<int>(
-      scalar(db,
-             "SELECT count(*) FROM src.runs r JOIN main.runs m ON m.id = r.id AND m.started_at IS "
-             "r.started_at AND m.command IS r.command AND m.report_sha256 IS r.report_sha256 AND "
-             "m.status IS r.status"));
 
   for (const auto& t : merged_tables()) {
     const std::vector<std::string> columns = column_names(db, "main", t.name);
@@ -206,10 +204,11 @@ void merge_rows(database& db, merge_outcome& out) {
             "INSERT INTO temp.merge_added_runs(id) SELECT id FROM src.runs "
             "WHERE id NOT IN (SELECT id FROM main.runs)");
         // The runs already here map onto themselves, so that a merged row may cite them.
-        db.exec(
+        db.exec(fmt::format(
             "INSERT INTO temp.merge_map_runs(old, new) SELECT r.id, r.id FROM src.runs r "
-            "JOIN main.runs m ON m.id = r.id AND m.started_at IS r.started_at AND m.command IS "
-            "r.command AND m.report_sha256 IS r.report_sha256 AND m.status IS r.status");
+            "JOIN main.runs m ON m.id = r.id AND {}",
+            same_run));
+        out.runs_present = static_cast<int>(scalar(db, "SELECT count(*) FROM temp.merge_map_runs"));
         db.exec(
             fmt::format("INSERT INTO main.runs({0}) SELECT {1} FROM src.runs x "
                         "WHERE x.id IN (SELECT id FROM temp.merge_added_runs)",
