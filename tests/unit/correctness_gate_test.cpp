@@ -287,6 +287,15 @@ class GateData : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // A case marked large (KernelBench's current size), small here: checked only where timed.
+  void add_large_case(const std::string& name) {
+    task_case large;
+    large.name = name;
+    large.large = true;
+    large.values = {{"B", 1}, {"C", 3}, {"H", 4}, {"W", 5}};
+    task_.cases.push_back(large);
+  }
+
   std::filesystem::path dir_;
   task_spec task_;
 };
@@ -333,11 +342,7 @@ TEST_F(GateData, WarnsWhenAConstantOutputWouldPass) {
 }
 
 TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
-  task_case big;
-  big.name = "big";
-  big.large = true;
-  big.values = {{"B", 1}, {"C", 3}, {"H", 4}, {"W", 5}};
-  task_.cases.push_back(big);
+  add_large_case("big");
   const auto seeds = gate_seeds(42);
   {
     const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_);
@@ -353,11 +358,7 @@ TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
 }
 
 TEST_F(GateData, OneDataServesEveryCaseASeriesTimes) {
-  task_case big;
-  big.name = "big";
-  big.large = true;
-  big.values = {{"B", 1}, {"C", 3}, {"H", 4}, {"W", 5}};
-  task_.cases.push_back(big);
+  add_large_case("big");
   gate_data data(task_, find_reference("rmsnorm"), gate_seeds(42), dir_, {"a", "big"});
   ASSERT_EQ(data.checks().size(), 7U);  // the large case is in: the series times it
   EXPECT_EQ(data.timed_cases(), (std::vector<std::string>{"a", "big"}));
