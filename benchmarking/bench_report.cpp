@@ -15,6 +15,13 @@ std::optional<double> number_at(const json& j, const char* key) {
   return j[key].get<double>();
 }
 
+// Text that may be absent: null in the JSON, empty in the model.
+json optional_text(const std::string& v) { return v.empty() ? json(nullptr) : json(v); }
+
+std::string text_at(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
 template <typename T, typename Parse>
 std::vector<T> list_at(const json& j, const char* key, Parse parse) {
   std::vector<T> out;
@@ -84,6 +91,8 @@ json to_json(const variant_result& r) {
       {"sanitizer", list_json(r.sanitizer)},
       {"gate_s", r.gate_s},
       {"gated_in_run", r.gated_in_run ? nlohmann::json(*r.gated_in_run) : nlohmann::json(nullptr)},
+      {"gated_on", optional_text(r.gated_on)},
+      {"timed_on", optional_text(r.timed_on)},
       {"timing_s", r.timing_s},
       // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
       // first timing session, each an evaluation of its own.
@@ -140,6 +149,8 @@ variant_result variant_result_from_json(const json& j) {
   if (j.contains("gated_in_run") && j["gated_in_run"].is_number_integer()) {
     r.gated_in_run = j["gated_in_run"].get<std::int64_t>();
   }
+  r.gated_on = text_at(j, "gated_on");
+  r.timed_on = text_at(j, "timed_on");
   r.timing_s = j.value("timing_s", 0.0);
   if (const json t = j.value("time_to_verdict", json::object()); t.is_object()) {
     r.first_timing_s = t.value("timing_s", 0.0);
@@ -210,6 +221,7 @@ json to_json(const bench_report& report) {
       {"memory_ceilings", optional_json(report.memory)},
       {"matrix_rate", optional_json(report.matrix)},
       {"launch_floors", optional_json(report.floors)},
+      {"gpus", list_json(report.gpus)},
       {"sessions", report.sessions},
       {"bootstrap_seed", report.bootstrap_seed},
       {"aa_medians_us", report.aa_medians_us},
@@ -256,6 +268,7 @@ bench_report bench_report_from_json(const json& j) {
   }
   r.matrix = optional_at<matrix_rate>(j, "matrix_rate", matrix_rate_from_json);
   r.floors = optional_at<launch_floors>(j, "launch_floors", launch_floors_from_json);
+  r.gpus = list_at<cuda::device_properties>(j, "gpus", device_properties_from_json);
   r.sessions = j.value("sessions", 1);
   r.bootstrap_seed = j.value("bootstrap_seed", std::uint64_t{0});
   r.aa_medians_us = j.value("aa_medians_us", std::vector<double>());

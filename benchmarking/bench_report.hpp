@@ -77,6 +77,11 @@ struct variant_result {
   // The earlier run of a series (tune's cases, a portfolio's task) whose gate this is: the same
   // source on the same data, gated once; none where this run gated it.
   std::optional<std::int64_t> gated_in_run;
+  // Where a run had several GPUs (--gpus): the UUID of the one that gated it, and of the one
+  // its time is from (a screened-out variant's screening session may have run on another than
+  // the sessions that confirm).
+  std::string gated_on;
+  std::string timed_on;
 
   // The timing: the first session's samples and checks, then every session's median.
   std::optional<timing_samples> timing;
@@ -139,6 +144,9 @@ struct bench_report {
   std::optional<memory_ceilings> memory;
   std::optional<matrix_rate> matrix;
   std::optional<launch_floors> floors;
+  // Every GPU of a run that had several (--gpus), the first the device above, which times every
+  // session that a verdict compares; empty: the device alone.
+  std::vector<cuda::device_properties> gpus;
   int sessions = 1;
   std::uint64_t bootstrap_seed = 0;
   std::vector<double> aa_medians_us;  // [microseconds] the baseline's second measurement

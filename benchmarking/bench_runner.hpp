@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchmarking/bench_report.hpp"
+#include "benchmarking/gpu_choice.hpp"
 #include "benchmarking/kernel_timer.hpp"
 #include "core/compile_sandbox.hpp"
 
@@ -41,6 +42,10 @@ struct bench_options {
   compile_limits compile;
   // Per evaluation (gate or timing); none: a few seconds beyond what the baseline needed.
   std::optional<std::chrono::milliseconds> deadline;
+  // The GPUs it runs on (--gpus), one supervised worker on each: the gates and a screening
+  // session are spread over them, and every session that a verdict compares runs on the first.
+  // None given: this process's device 0.
+  gpu_choice gpus;
   // Timing sessions: each a fresh process per variant, in alternating order.
   int sessions = 1;
   double cooldown_s = 1.0;  // [seconds] between two sessions
@@ -78,6 +83,12 @@ struct bench_options {
 // With `warm`, what an earlier run of the series prepared is used, and what this one prepares is
 // kept for the next.
 bench_report run_bench(const bench_options& options, store& records, warm_bench* warm = nullptr);
+
+// The GPUs `choice` names among those this machine shows, as a worker of `executable` lists
+// them. Throws cuda::gpu_unavailable where there is none, and an input_error, naming the GPUs
+// that are there, for a choice of GPUs that are not or of two models.
+std::vector<gpu_lane> choose_gpus(const gpu_choice& choice,
+                                  const std::filesystem::path& executable);
 
 // Only the compile stage of run_bench, for any architecture and with no GPU: what
 // `blaster compile` shows. Nothing is recorded as a run.

@@ -22,7 +22,7 @@ std::pair<reason_code, std::string> locate_fault(const gate_data& data, worker_r
                                                  std::size_t check, const worker_launcher& launcher,
                                                  std::chrono::milliseconds deadline) {
   const std::size_t guard_mib = request.guard_bytes >> 20U;
-  request = with_data(std::move(request), data, worker_phase::locate);
+  request = with_data(std::move(request), data, worker_phase::locate, launcher.lane);
   request.timed_check = check;
   const worker_answer answer = launcher.run(request, deadline);
   if (answer.result && answer.result->located) {
@@ -44,9 +44,10 @@ std::pair<reason_code, std::string> locate_fault(const gate_data& data, worker_r
                       guard_mib)};
 }
 
-// One check's verdict from its evidence and outputs; the first failure in this order decides.
-case_check judge_check(const task_spec& task, const gate_data& data, std::uint64_t poison_seed,
-                       const check_evidence& reported) {
+// One check's verdict from its evidence and the outputs it left in `lane`'s file; the first
+// failure in this order decides.
+case_check judge_check(const task_spec& task, const gate_data& data, std::size_t lane,
+                       std::uint64_t poison_seed, const check_evidence& reported) {
   const gate_check& check = data.checks().at(reported.check);
   const task_case& c = task.find_case(check.case_name);
   case_check verdict{.case_name = check.case_name,
@@ -75,7 +76,7 @@ case_check judge_check(const task_spec& task, const gate_data& data, std::uint64
   for (std::size_t k = 0; k < check.outputs.size(); ++k) {
     const buffer_spec& b = *task.find_buffer(check.outputs[k].buffer);
     verdict.outputs.push_back(compare_output(
-        b.name, b.type, poison_pattern(b.type, poison_seed), data.produced(reported.check, k),
+        b.name, b.type, poison_pattern(b.type, poison_seed), data.produced(reported.check, k, lane),
         data.expected(reported.check, k), task.tol, data.alternatives(reported.check, k)));
     if (const reason_code r = failure_reason(verdict.outputs.back()); r != reason_code::none) {
       set(r, describe_failure(verdict.outputs.back()));
@@ -157,8 +158,8 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
                       const worker_launcher& launcher, std::chrono::milliseconds deadline) {
   const std::uint64_t poison_seed = request.poison_seed;
   const worker_request asked = request;
-  const worker_answer answer =
-      launcher.run(with_data(std::move(request), data, worker_phase::gate), deadline);
+  const worker_answer answer = launcher.run(
+      with_data(std::move(request), data, worker_phase::gate, launcher.lane), deadline);
   gate_outcome out;
   out.wall_s = answer.wall_s;
   out.profile = answer.profile;
@@ -178,7 +179,7 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
                                              data.checks().size()));
         break;
       }
-      case_check verdict = judge_check(task, data, poison_seed, reported);
+      case_check verdict = judge_check(task, data, launcher.lane, poison_seed, reported);
       if (verdict.reason != reason_code::none) fail(verdict.reason, verdict.message);
       out.checks.push_back(std::move(verdict));
     }
@@ -210,7 +211,7 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 timing_outcome run_timing(const gate_data& data, worker_request request,
                           const worker_launcher& launcher, std::chrono::milliseconds deadline,
                           double copy_bytes_per_second) {
-  request = with_data(std::move(request), data, worker_phase::time);
+  request = with_data(std::move(request), data, worker_phase::time, launcher.lane);
   bool dependent = false;
   timing_outcome out =
       judge_timing(launcher.run(request, deadline), copy_bytes_per_second, dependent);

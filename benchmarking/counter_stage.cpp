@@ -73,7 +73,7 @@ void add_ncu(const gate_data& data, worker_request request, const worker_launche
   }
   request.wrapped_profiler = true;
   const worker_answer answer =
-      launcher.run(with_data(std::move(request), data, worker_phase::profile),
+      launcher.run(with_data(std::move(request), data, worker_phase::profile, launcher.lane),
                    deadline * ncu_slowdown, wrapper);
   auto cleanup = [&] {
     std::error_code ignored;
@@ -120,8 +120,8 @@ diagnostics profile_variant(const gate_data& data, worker_request request,
   diagnostics d;
   // Every pass restores the inputs and poisons the outputs again, and each kernel is followed by
   // a sweep of twice the L2: a few dozen runs of the plan.
-  d.counters = counters_of(launcher.run(with_data(request, data, worker_phase::profile),
-                                        deadline * ncu_slowdown));
+  d.counters = counters_of(launcher.run(
+      with_data(request, data, worker_phase::profile, launcher.lane), deadline * ncu_slowdown));
   if (!d.counters.unavailable.empty()) {
     spdlog::warn("{}: no counters: {}", request.variant, d.counters.unavailable);
   }

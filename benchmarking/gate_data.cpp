@@ -68,8 +68,12 @@ std::vector<std::uint64_t> gate_seeds(std::uint64_t run_seed) {
 
 gate_data::gate_data(const task_spec& task, reference_fn reference,
                      const std::vector<std::uint64_t>& seeds, const std::filesystem::path& dir,
-                     const std::vector<std::string>& timed_cases)
-    : inputs_path_(dir / "inputs.bin"), outputs_path_(dir / "outputs.bin") {
+                     const std::vector<std::string>& timed_cases, std::size_t lanes)
+    : inputs_path_(dir / "inputs.bin") {
+  for (std::size_t lane = 0; lane < std::max<std::size_t>(lanes, 1); ++lane) {
+    outputs_paths_.push_back(
+        dir / (lane == 0 ? std::string("outputs.bin") : fmt::format("outputs-{}.bin", lane)));
+  }
   const std::vector<std::string> timed =
       timed_cases.empty() ? std::vector<std::string>{task.canonical_case} : timed_cases;
   auto is_timed = [&](const task_case& c) {
@@ -115,7 +119,8 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
   timed_check_ = timed_checks_.at(timed.front());
 
   mapped_file inputs = mapped_file::create(inputs_path_, std::max<std::size_t>(input_bytes, 1));
-  outputs_ = mapped_file::create(outputs_path_, std::max<std::size_t>(output_bytes, 1));
+  for (const auto& path : outputs_paths_)
+    outputs_.push_back(mapped_file::create(path, std::max<std::size_t>(output_bytes, 1)));
   expected_.resize(checks_.size());
   alternatives_.resize(checks_.size());
   for (std::size_t i = 0; i < checks_.size(); ++i) {
@@ -155,7 +160,7 @@ gate_data::gate_data(const task_spec& task, reference_fn reference,
 gate_data::~gate_data() {
   std::error_code ignored;
   std::filesystem::remove(inputs_path_, ignored);
-  std::filesystem::remove(outputs_path_, ignored);
+  for (const auto& path : outputs_paths_) std::filesystem::remove(path, ignored);
 }
 
 std::span<const double> gate_data::alternatives(std::size_t check, std::size_t output) const {
@@ -166,9 +171,10 @@ std::span<const double> gate_data::expected(std::size_t check, std::size_t outpu
   return expected_.at(check).at(output);
 }
 
-std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t output) const {
+std::span<const std::byte> gate_data::produced(std::size_t check, std::size_t output,
+                                               std::size_t lane) const {
   const buffer_slot& slot = checks_.at(check).outputs.at(output);
-  return outputs_.slice(slot.offset, slot.bytes);
+  return outputs_.at(lane).slice(slot.offset, slot.bytes);
 }
 
 std::size_t gate_data::timed_check(const std::string& case_name) const {
@@ -186,24 +192,25 @@ std::vector<std::string> gate_data::timed_cases() const {
 }
 
 std::size_t gate_data::keep_timed_outputs(const std::filesystem::path& path,
-                                          const std::string& case_name) const {
+                                          const std::string& case_name, std::size_t lane) const {
   const auto& slots = checks_.at(timed_check(case_name)).outputs;
   const std::size_t base = slots.empty() ? 0 : slots.front().offset;
   const std::size_t end = slots.empty() ? 0 : slots.back().offset + slots.back().bytes;
-  const auto bytes = outputs_.slice(base, end - base);
+  const auto bytes = outputs_.at(lane).slice(base, end - base);
   // Scratch for this run alone: no need for write_file_atomically's fsync.
   mapped_file kept = mapped_file::create(path, std::max<std::size_t>(bytes.size(), 1));
   std::copy(bytes.begin(), bytes.end(), kept.slice(0, bytes.size()).begin());
   return base;
 }
 
-worker_request with_data(worker_request request, const gate_data& data, worker_phase phase) {
+worker_request with_data(worker_request request, const gate_data& data, worker_phase phase,
+                         std::size_t lane) {
   request.phase = phase;
   request.checks = data.checks();
   request.timed_check = data.timed_check();
   request.inputs_file = data.inputs_file();
   if (phase == worker_phase::gate || request.outputs_file.empty()) {
-    request.outputs_file = data.outputs_file();
+    request.outputs_file = data.outputs_file(lane);
     request.outputs_base = 0;
   }
   return request;

@@ -24,9 +24,8 @@ std::vector<buffer_slot> slots_from(const nlohmann::json& j) {
 }
 
 worker_phase phase_from(std::string_view name) {
-  for (worker_phase p :
-       {worker_phase::probe, worker_phase::gate, worker_phase::time, worker_phase::locate,
-        worker_phase::profile}) {
+  for (worker_phase p : {worker_phase::probe, worker_phase::gate, worker_phase::time,
+                         worker_phase::locate, worker_phase::profile, worker_phase::devices}) {
     if (to_string(p) == name) return p;
   }
   BLASTER_THROW("unknown worker phase \"{}\"", name);
@@ -46,6 +45,8 @@ std::string_view to_string(worker_phase phase) {
       return "locate";
     case worker_phase::profile:
       return "profile";
+    case worker_phase::devices:
+      return "devices";
   }
   return "?";
 }

@@ -41,11 +41,12 @@ struct gate_check {
 };
 
 enum class worker_phase {
-  probe,   // the device's properties and memory ceilings
-  gate,    // every check, outputs into the outputs file
-  time,    // the timing of one check's inputs, and the stale-output checks
-  locate,  // one check again, its guards mapped: where a fault of the gate wrote
+  probe,    // the device's properties and memory ceilings
+  gate,     // every check, outputs into the outputs file
+  time,     // the timing of one check's inputs, and the stale-output checks
+  locate,   // one check again, its guards mapped: where a fault of the gate wrote
   profile,  // the hardware counters of one check's inputs, kernel by kernel, replayed
+  devices,  // every GPU the worker sees, for --gpus to choose from
 };
 
 struct worker_request {

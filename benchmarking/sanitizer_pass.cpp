@@ -87,11 +87,12 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
   request.phase = worker_phase::gate;
   request.checks = sanitizer_checks(data.checks(), std::size_t{64} << 20U);
   request.inputs_file = data.inputs_file();
-  request.outputs_file = data.outputs_file();
+  request.outputs_file = data.outputs_file(launcher.lane);
   request.outputs_base = 0;
   if (request.checks.empty()) return out;
   for (const std::string& tool : sanitizer_tools) {
-    const auto log_file = launcher.dir / fmt::format("sanitizer-{}-{}.log", tool, ::getpid());
+    const auto log_file =
+        launcher.dir / fmt::format("sanitizer-{}-{}-{}.log", tool, ::getpid(), launcher.lane);
     std::vector<std::string> wrapper = {sanitizer.string(), "--tool", tool,
                                         // The harness probes kernel parameters until the driver
                                         // says no: those refusals are not the kernel's errors.

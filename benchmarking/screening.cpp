@@ -8,7 +8,11 @@
 namespace blaster {
 
 void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
-            std::vector<std::ptrdiff_t>& order) {
+            std::vector<std::ptrdiff_t>& order, const std::function<double(std::size_t)>& rank) {
+  auto rank_of = [&](std::ptrdiff_t entry) {
+    const std::size_t result = survivors[static_cast<std::size_t>(entry)];
+    return rank ? rank(result) : report.results[result].session_medians_us[0];
+  };
   std::vector<std::ptrdiff_t> candidates;
   for (std::ptrdiff_t entry : order) {
     if (entry < 0) continue;
@@ -17,10 +21,8 @@ void screen(int best, bench_report& report, const std::vector<std::size_t>& surv
       candidates.push_back(entry);
     }
   }
-  std::stable_sort(candidates.begin(), candidates.end(), [&](std::ptrdiff_t a, std::ptrdiff_t b) {
-    return report.results[survivors[static_cast<std::size_t>(a)]].session_medians_us[0] <
-           report.results[survivors[static_cast<std::size_t>(b)]].session_medians_us[0];
-  });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](std::ptrdiff_t a, std::ptrdiff_t b) { return rank_of(a) < rank_of(b); });
   if (candidates.size() <= static_cast<std::size_t>(best)) return;
   const std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
   std::vector<std::ptrdiff_t> next;

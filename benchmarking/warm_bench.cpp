@@ -65,11 +65,21 @@ void warm_bench::keep_only(const std::set<std::string>& labels) {
   });
 }
 
-persistent_worker* warm_bench::kept_worker(const std::filesystem::path& executable) {
+persistent_worker* warm_bench::kept_worker(std::size_t lane,
+                                           const std::filesystem::path& executable) {
   if (!keep_worker) return nullptr;
-  if (!worker)
-    worker.emplace(kept_worker_argv(executable), worker_limits{}, kept_worker_evaluations);
+  auto& worker = lanes.at(lane).worker;
+  if (!worker) {
+    worker.emplace(kept_worker_argv(executable), worker_limits_for(lanes.at(lane).gpu.visible),
+                   kept_worker_evaluations);
+  }
   return &*worker;
+}
+
+int warm_bench::workers_started() const {
+  int started = 0;
+  for (const auto& l : lanes) started += l.worker ? l.worker->started() : 0;
+  return started;
 }
 
 void probed_device::apply_to(bench_report& report) const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/gate_data.hpp"
+#include "benchmarking/gpu_choice.hpp"
 #include "benchmarking/sanitizer_pass.hpp"
 #include "benchmarking/worker_result.hpp"
 #include "core/worker_process.hpp"
@@ -41,13 +43,13 @@ struct probed_device {
 };
 
 // What a series of bench runs of one task keeps from its first run, so that each later run
-// costs only what is new in it: the device facts and ceilings, the gate's inputs and float64
-// references, the gate of every variant that passed it, and (with a kept worker) one worker
-// process that gates and times every variant in one CUDA context. A crash or a timeout ends that
-// worker, as do a candidate that used the device heap and its share of evaluations
-// (kept_worker_evaluations); the next evaluation starts another. The runs must agree on task and
-// root and time one of the series' cases, each in its own mode; the first one's seed serves them
-// all, so that every run checks the same data. run_bench alone fills it in.
+// costs only what is new in it: its GPUs, with their facts and ceilings, the gate's inputs and
+// float64 references, the gate of every variant that passed it, and (with a kept worker) one
+// worker process per GPU that gates and times every variant in one CUDA context. A crash or a
+// timeout ends that worker, as do a candidate that used the device heap and its share of
+// evaluations (kept_worker_evaluations); the next evaluation starts another. The runs must agree on
+// task, root and GPUs and time one of the series' cases, each in its own mode; the first one's
+// seed serves them all, so that every run checks the same data. run_bench alone fills it in.
 struct warm_bench {
   explicit warm_bench(bool keep) : keep_worker(keep) {}
   warm_bench(const warm_bench&) = delete;
@@ -55,10 +57,18 @@ struct warm_bench {
 
   // Names the series at its first run; a later run of another series is a harness error.
   void join(const std::string& what);
-  // The kept worker, started at its first use; none unless keep_worker.
-  persistent_worker* kept_worker(const std::filesystem::path& executable);
-  // How many worker processes the kept worker has started so far (0 without one).
-  [[nodiscard]] int workers_started() const { return worker ? worker->started() : 0; }
+  // The kept worker of lane `lane`, started at its first use; none unless keep_worker.
+  persistent_worker* kept_worker(std::size_t lane, const std::filesystem::path& executable);
+  // How many worker processes the kept workers have started so far (0 without one).
+  [[nodiscard]] int workers_started() const;
+
+  // One GPU of the series, with its probe and its kept worker. The first lane times every
+  // session that a verdict compares; with --gpus the others gate and screen beside it.
+  struct lane {
+    gpu_lane gpu;  // gpu.visible empty: this process's device 0, no --gpus
+    std::optional<probed_device> probed;
+    std::optional<persistent_worker> worker;
+  };
 
   // A variant that passed the series' gate: a later run with the same label and source times it
   // on the same data without gating it again.
@@ -89,10 +99,9 @@ struct warm_bench {
   std::vector<std::string> cases;
   std::string series;  // what the runs must agree on
   std::optional<std::uint64_t> seed;
-  // In this order, so that the worker stops before the folder it reads goes.
+  // In this order, so that the workers stop before the folder they read goes.
   std::optional<scratch_folder> scratch;
-  std::optional<persistent_worker> worker;
-  std::optional<probed_device> probed;
+  std::deque<lane> lanes;  // chosen at the first run
   std::unique_ptr<gate_data> data;
   std::map<std::string, gated_variant> gated;  // by label
 };

@@ -17,7 +17,7 @@ worker_answer worker_launcher::run(const worker_request& request,
                                    const std::vector<std::string>& wrapper) const {
   using json = nlohmann::json;
   const auto request_path =
-      dir / fmt::format("request-{}-{}.json", to_string(request.phase), ::getpid());
+      dir / fmt::format("request-{}-{}-{}.json", to_string(request.phase), ::getpid(), lane);
   write_file_atomically(request_path, to_json(request).dump());
   worker_outcome outcome;
   const bool use_kept =
@@ -33,7 +33,7 @@ worker_answer worker_launcher::run(const worker_request& request,
   } else {
     std::vector<std::string> argv = wrapper;
     argv.insert(argv.end(), {executable.string(), "__worker", request_path.string()});
-    outcome = run_worker(argv, deadline);
+    outcome = run_worker(argv, deadline, {}, worker_limits_for(visible));
   }
   std::error_code ignored;
   std::filesystem::remove(request_path, ignored);
@@ -95,6 +95,12 @@ worker_answer worker_launcher::run(const worker_request& request,
 
 std::vector<std::string> kept_worker_argv(const std::filesystem::path& executable) {
   return {executable.string(), "__worker", "--serve"};
+}
+
+worker_limits worker_limits_for(const std::string& visible) {
+  worker_limits limits;
+  if (!visible.empty()) limits.environment.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  return limits;
 }
 
 }  // namespace blaster

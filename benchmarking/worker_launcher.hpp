@@ -10,6 +10,7 @@
 #include "benchmarking/reason_code.hpp"
 #include "benchmarking/step_profile.hpp"
 #include "benchmarking/worker_result.hpp"
+#include "core/worker_process.hpp"
 
 namespace blaster {
 
@@ -25,10 +26,14 @@ struct worker_answer {
 
 class persistent_worker;
 
-// How the parent starts a worker: the blaster executable and the run's scratch folder.
+// How the parent starts a worker: the blaster executable, the run's scratch folder and the GPU.
 struct worker_launcher {
   std::filesystem::path executable;
   std::filesystem::path dir;
+  // The GPU its workers see, as their CUDA_VISIBLE_DEVICES (gpu_lane::visible); empty: what
+  // this process sees. `lane` numbers it among the run's GPUs, and picks its outputs file.
+  std::string visible;
+  std::size_t lane = 0;
   // A worker kept between evaluations (`blaster __worker --serve`), or none. It serves the gate
   // and the timing, which a loop repeats for every candidate; the other phases, and any run
   // under a wrapper, get a process of their own.
@@ -41,6 +46,8 @@ struct worker_launcher {
 
 // The arguments that start a kept worker.
 std::vector<std::string> kept_worker_argv(const std::filesystem::path& executable);
+// What a worker for the GPU `visible` (gpu_lane::visible) runs under.
+worker_limits worker_limits_for(const std::string& visible);
 
 // Evaluations a kept worker serves before a fresh process replaces it: a bound on what one
 // process and its context live through (driver state, CUPTI's buffers), at the cost of one start

@@ -54,6 +54,10 @@ json to_json(const worker_result& r) {
   }
   if (r.located) j["located"] = to_json(*r.located);
   if (r.profile) j["profile"] = to_json(*r.profile);
+  if (r.devices) {
+    j["devices"] = json::array();
+    for (const auto& d : *r.devices) j["devices"].push_back(to_json(d));
+  }
   if (r.leaving) j["leaving"] = true;
   return j;
 }
@@ -72,6 +76,10 @@ worker_result worker_result_from_json(const json& j) {
   }
   if (j.contains("located")) r.located = check_evidence_from_json(j["located"]);
   if (j.contains("profile")) r.profile = counter_profile_from_json(j["profile"]);
+  if (j.contains("devices")) {
+    r.devices.emplace();
+    for (const auto& d : j["devices"]) r.devices->push_back(device_properties_from_json(d));
+  }
   return r;
 }
 

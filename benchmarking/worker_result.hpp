@@ -50,8 +50,10 @@ struct worker_result {
   std::optional<device_probe> probe;
   std::vector<check_evidence> checks;  // the gate phase's, in order
   std::optional<timing_answer> timing;
-  std::optional<check_evidence> located;  // the locate phase's rerun of one check
+  std::optional<check_evidence> located;   // the locate phase's rerun of one check
   std::optional<counter_profile> profile;  // the profile phase's counters
+  // The devices phase's: every GPU the worker sees, in CUDA's order.
+  std::optional<std::vector<cuda::device_properties>> devices;
   // A kept worker exits after this answer (the candidate used the device heap): the parent
   // must not send it another request.
   bool leaving = false;

@@ -196,6 +196,11 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
                 "time every params configuration of each candidate, also where a tuned table "
                 "(kernels/<task>/tuned/, written by `blaster tune`) names the one for this "
                 "device and the timed case's size");
+  add_gpus_flag(*cmd, flags->run.gpus,
+                "every variant's gate is run on one of them, each GPU taking the next; with "
+                "--confirm-best a first session screens the candidates on all of them, each "
+                "ranked by its time over the baseline's on the same GPU; every session that a "
+                "verdict compares runs on the first GPU named");
   add_compile_limit_flags(*cmd, flags->compile);
 
   return [flags, &global]() {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/task_flags.hpp"
+
 namespace blaster::cli {
 
 void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& what) {
@@ -22,6 +24,10 @@ void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& w
                      fmt::format("input seed of every {} (default: drawn once per run, never "
                                  "sent out)",
                                  what));
+  add_gpus_flag(command, flags.gpus,
+                fmt::format("the variants of each {} are gated side by side, one on each GPU; "
+                            "its timing sessions run on the first GPU named",
+                            what));
 }
 
 std::string judge_flags_text(const judge_flags& flags) {
@@ -30,6 +36,7 @@ std::string judge_flags_text(const judge_flags& flags) {
   if (flags.sessions != 3) text += fmt::format(" --sessions {}", flags.sessions);
   if (flags.no_profile) text += " --no-profile";
   if (flags.seed) text += fmt::format(" --seed {}", *flags.seed);
+  if (!flags.gpus.empty()) text += " --gpus " + flags.gpus;
   return text;
 }
 
@@ -61,6 +68,7 @@ bench_options judge_options(const std::filesystem::path& root, const task_brief&
   b.seed = flags.seed;
   b.sessions = flags.sessions;
   b.profile = !flags.no_profile;
+  if (!flags.gpus.empty()) b.gpus = parse_gpu_choice(flags.gpus);
   b.command = command;
   return b;
 }

@@ -21,9 +21,11 @@ struct judge_flags {
   int sessions = 3;
   bool no_profile = false;
   std::optional<std::uint64_t> seed;
+  std::string gpus;  // --gpus
 };
 
-// --task, --case, --sessions, --no-profile and --seed; `what` names what is judged ("step").
+// --task, --case, --sessions, --no-profile, --seed and --gpus; `what` names what is judged
+// ("step").
 void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& what);
 
 // The flags that differ from their defaults as a command line spells them: " --case large".

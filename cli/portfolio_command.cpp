@@ -9,10 +9,13 @@
 #include <fmt/ranges.h>
 
 #include "benchmarking/bench_runner.hpp"
+#include "benchmarking/gpu_lanes.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
+#include "cli/task_flags.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/worker_process.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
 #include "portfolio/portfolio_report.hpp"
@@ -32,6 +35,7 @@ struct portfolio_flags {
   bool fresh = false;
   bool no_sanitize = false;
   std::string shard;  // "i/N"
+  std::string gpus;
   bool compile_only = false;
   compile_limit_flags compile;
 };
@@ -140,6 +144,10 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--shard", f->shard,
                   "i/N: run only the i-th of N shares of the suite's entries, into this home, "
                   "numbering its runs apart; `blaster merge` combines the shards' homes");
+  add_gpus_flag(*cmd, f->gpus,
+                "each GPU runs whole tasks of the suite, taking the next when it is done, so "
+                "that every comparison stays on one GPU; the runs go into this home side by "
+                "side");
   add_compile_limit_flags(*cmd, f->compile);
   return [f, &global]() {
     require_format(global, {"table", "md", "json"}, "portfolio");
@@ -155,16 +163,27 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     options.compile = to_compile_limits(f->compile);
     if (!f->shard.empty()) std::tie(options.shard, options.shards) = parse_shard(f->shard);
     options.compile_only = f->compile_only;
+    std::optional<gpu_choice> gpus;
+    if (!f->gpus.empty()) {
+      if (f->compile_only) {
+        BLASTER_INPUT_ERROR(
+            "--gpus with --compile-only: a compile-only portfolio uses no GPU; "
+            "drop one of them");
+      }
+      gpus = parse_gpu_choice(f->gpus);
+    }
     options.command =
         "blaster portfolio --suite " + f->suite + (f->no_sanitize ? " --no-sanitize" : "") +
         (f->shard.empty() ? "" : " --shard " + f->shard) +
-        (f->compile_only ? " --compile-only" : "") + compile_limit_arguments(f->compile);
+        (f->gpus.empty() ? "" : " --gpus " + f->gpus) + (f->compile_only ? " --compile-only" : "") +
+        compile_limit_arguments(f->compile);
     const suite s = load_suite(options.root, f->suite);
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
+    // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
+    if (gpus) options.gpus = choose_gpus(*gpus, this_executable());
     store records(resolve_home(global.home));
     if (options.shards > 1) records.number_runs_from(shard_first_run_id(options.shard));
-    // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
     const std::vector<portfolio_outcome> outcomes = run_portfolio(
         s, options, records, [](const bench_options& o, store& r, warm_bench& series) {
           return run_bench(o, r, &series);

@@ -26,7 +26,15 @@ void add_task_flags(CLI::App& command, task_flags& flags, const std::string& cas
   command.add_option("--case", flags.case_name, case_help);
 }
 
+void add_gpus_flag(CLI::App& command, std::string& gpus, const std::string& help) {
+  command.add_option("--gpus", gpus,
+                     "'all', or GPU numbers as CUDA numbers them here (0,1): one supervised "
+                     "worker on each, GPUs of one model; " +
+                         help);
+}
+
 void apply(const task_flags& flags, bench_options& options) {
+  if (!flags.gpus.empty()) options.gpus = parse_gpu_choice(flags.gpus);
   options.task = flags.task;
   options.candidates = flags.candidates;
   options.arch = flags.arch;
@@ -89,6 +97,7 @@ std::string task_arguments(const std::string& command, const task_flags& flags) 
   if (!flags.arch.empty()) line += " --arch " + flags.arch;
   if (flags.seed) line += fmt::format(" --seed {}", *flags.seed);
   if (!flags.case_name.empty()) line += " --case " + flags.case_name;
+  if (!flags.gpus.empty()) line += " --gpus " + flags.gpus;
   return line;
 }
 

@@ -24,10 +24,14 @@ struct task_flags {
   std::optional<std::uint64_t> seed;
   std::string case_name;
   std::optional<double> deadline_s;  // --deadline, which each command explains its own way
+  std::string gpus;                  // --gpus, for the commands that take it
 };
 
 // --task, --candidate, --arch, --seed and --case; `case_help` says what the command does with it.
 void add_task_flags(CLI::App& command, task_flags& flags, const std::string& case_help);
+
+// --gpus into `gpus`: `help` says what the command spreads over them.
+void add_gpus_flag(CLI::App& command, std::string& gpus, const std::string& help);
 
 // The flags into the options, and as the recorded command line spells them: "blaster NAME --task
 // rmsnorm --candidate f.cu".

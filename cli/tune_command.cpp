@@ -161,6 +161,9 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                   "the full budget")
       ->check(finite_range(0.01, 3600.0))
       ->capture_default_str();
+  add_gpus_flag(*cmd, flags->run.gpus,
+                "each configuration is gated on one of them and screened on all of them at "
+                "once; the confirming sessions of each case run on the first GPU named");
   cmd->add_option("--out", flags->out, "folder of the tables (default: kernels/<task>/tuned/)");
   cmd->add_option("--deadline", flags->run.deadline_s,
                   "seconds each evaluation may take (default: twice what the baseline needed, "

@@ -230,7 +230,8 @@ compile_output compile_sandboxed(const compile_request& request, const compile_l
   const worker_outcome outcome =
       run_worker({executable.string(), "__compile", dir.path().string()}, limits.timeout, {},
                  worker_limits{.address_space_bytes = limits.memory_bytes,
-                               .working_directory = working_folder});
+                               .working_directory = working_folder,
+                               .environment = {}});
   out.peak_memory_bytes = outcome.peak_rss_bytes;
   if (outcome.how == worker_outcome::ending::not_started) {
     BLASTER_THROW("cannot start the compile sandbox {}: {}", executable.string(), outcome.error);

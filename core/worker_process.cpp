@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -22,9 +23,10 @@ using steady = std::chrono::steady_clock;
 
 // The child between fork and exec: only async-signal-safe calls, then _exit on any failure.
 // `request_read` becomes its standard input, or -1 for /dev/null. `directory` is the working
-// folder's path, or null to keep the parent's.
-[[noreturn]] void become_worker(const std::vector<char*>& argv, int result_write, int request_read,
-                                const char* directory, std::uint64_t address_space_bytes) {
+// folder's path, or null to keep the parent's; `envp` its environment.
+[[noreturn]] void become_worker(const std::vector<char*>& argv, char* const* envp, int result_write,
+                                int request_read, const char* directory,
+                                std::uint64_t address_space_bytes) {
   ::setpgid(0, 0);  // its own group, so that a kill reaches whatever it starts
   if (directory != nullptr && ::chdir(directory) != 0) ::_exit(126);
   if (address_space_bytes > 0) {
@@ -50,8 +52,25 @@ using steady = std::chrono::steady_clock;
   // Everything else the parent had open stays behind.
   if (::close_range(above, ~0U, 0) != 0) ::_exit(126);
   ::signal(SIGPIPE, SIG_DFL);
-  ::execv(argv[0], argv.data());
+  ::execve(argv[0], argv.data(), envp);
   ::_exit(127);
+}
+
+// The parent's environment with `overrides` ("NAME=value") in place of the same names: made
+// before the fork, since the child may not allocate, and not through setenv, which another
+// thread of the parent may be reading.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> entries;
+  auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& o) {
+      return name_of(o) == name_of(entry);
+    });
+    if (!overridden) entries.emplace_back(entry);
+  }
+  entries.insert(entries.end(), overrides.begin(), overrides.end());
+  return entries;
 }
 
 // Blocks SIGPIPE on this thread while it lives, so that a write to a child that is gone fails
@@ -138,6 +157,10 @@ class supervised_child {
     c_argv.push_back(nullptr);
     // Made before the fork: the child may not allocate.
     const std::string directory = limits.working_directory.string();
+    std::vector<std::string> environment = child_environment(limits.environment);
+    std::vector<char*> c_envp;
+    for (auto& entry : environment) c_envp.push_back(entry.data());
+    c_envp.push_back(nullptr);
 
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -146,7 +169,7 @@ class supervised_child {
       return false;
     }
     if (pid == 0) {
-      become_worker(c_argv, result_fds[1], request_fds[0],
+      become_worker(c_argv, c_envp.data(), result_fds[1], request_fds[0],
                     directory.empty() ? nullptr : directory.c_str(), limits.address_space_bytes);
     }
     ::setpgid(pid, pid);  // also here, so that a kill right away reaches the group

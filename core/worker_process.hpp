@@ -39,6 +39,9 @@ struct worker_limits {
   // child under a cap also dumps no core, which would be as large. 0: no cap.
   std::uint64_t address_space_bytes = 0;
   std::filesystem::path working_directory;  // empty: the parent's
+  // "NAME=value" entries set in the child's environment over the parent's: the GPU it may see
+  // (CUDA_VISIBLE_DEVICES), say.
+  std::vector<std::string> environment;
 };
 
 // Runs argv (argv[0] is a path) as a child in its own process group, reads the lines it writes to

@@ -51,6 +51,7 @@ class store {
   // of a portfolio numbers its runs apart from the other shards', so that their homes merge with
   // every run keeping the id its reports cite (merge_home).
   void number_runs_from(std::int64_t first) { first_run_id_ = first; }
+  [[nodiscard]] std::int64_t first_run_id() const { return first_run_id_; }
   // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
   // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);

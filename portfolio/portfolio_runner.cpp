@@ -1,8 +1,10 @@
 #include "portfolio/portfolio_runner.hpp"
 
 #include <chrono>
+#include <deque>
 #include <map>
-#include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +16,7 @@
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
 #include "evidence/store.hpp"
 
@@ -168,75 +171,107 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     progress["done"].erase(item.key());
   }
 
-  std::vector<portfolio_outcome> outcomes;
-  const auto started = std::chrono::steady_clock::now();
-  int benched = 0;
-  std::unique_ptr<warm_bench> series;  // the current entry's
-  std::string series_entry;
+  // Recorded by an earlier portfolio: its report comes back from the store, not the GPU.
+  std::vector<std::optional<portfolio_outcome>> found(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     const portfolio_item& item = items[i];
-    // Recorded by an earlier portfolio: its report comes back from the store, not the GPU.
-    if (progress["done"].contains(item.key())) {
-      const json& done = progress["done"][item.key()];
-      const auto digest = done.at("report_sha256").get<std::string>();
-      const std::optional<std::string> report = records.cas().get(digest, /*verify=*/true);
-      if (report) {
-        spdlog::info("[{}/{}] {} {} case {}: recorded as run {}, not redone", i + 1, items.size(),
-                     item.id, item.task, item.case_name, done.at("run_id").get<std::int64_t>());
-        outcomes.push_back({item, done.at("run_id").get<std::int64_t>(),
-                            bench_report_from_json(json::parse(*report)), /*resumed=*/true});
-        continue;
-      }
-      spdlog::warn("the store lacks run {}'s report {}: {} is redone",
-                   done.at("run_id").get<std::int64_t>(), digest, item.key());
+    if (!progress["done"].contains(item.key())) continue;
+    const json& done = progress["done"][item.key()];
+    const auto digest = done.at("report_sha256").get<std::string>();
+    if (const std::optional<std::string> report = records.cas().get(digest, /*verify=*/true)) {
+      spdlog::info("[{}/{}] {} {} case {}: recorded as run {}, not redone", i + 1, items.size(),
+                   item.id, item.task, item.case_name, done.at("run_id").get<std::int64_t>());
+      found[i] = {item, done.at("run_id").get<std::int64_t>(),
+                  bench_report_from_json(json::parse(*report)), /*resumed=*/true};
+      continue;
     }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::size_t left = 0;
-    for (std::size_t k = i; k < items.size(); ++k)
-      left += progress["done"].contains(items[k].key()) ? 0 : 1;
-    spdlog::info("[{}/{}] {} {} case {}{}", i + 1, items.size(), item.id, item.task, item.case_name,
-                 benched > 0 ? fmt::format(" · about {} left", minutes(elapsed / benched * left))
-                             : std::string());
-    bench_options b;
-    b.root = options.root;
-    b.task = item.task;
-    b.timed_case = item.case_name;
-    b.arch = options.arch;
-    b.compile = options.compile;
-    b.sanitize = options.sanitize;
-    b.sessions = sessions;
-    b.cooldown_s = s.protocol.cooldown_s;
-    b.confirm_best = s.protocol.confirm_best;
-    b.timing.max_noise = s.protocol.max_noise;
-    b.profile = s.protocol.profile;
-    b.compile_only = options.compile_only;
-    if (item.mode) {
-      b.timing.mode = *parse_timing_mode(*item.mode);
-      b.mode_given = true;
-    }
-    b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
-    if (!series || series_entry != item.id) {
-      series = std::make_unique<warm_bench>(/*keep_worker=*/false);
-      series_entry = item.id;
-      for (std::size_t k = i; k < items.size(); ++k) {
-        if (items[k].id == item.id && !progress["done"].contains(items[k].key())) {
-          series->cases.push_back(items[k].case_name);
-        }
-      }
-    }
-    const bench_report report = bench(b, records, *series);
-    if (!report.gpu && !options.compile_only) {
-      throw cuda::gpu_unavailable(report.gpu_unavailable);
-    }
-    // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
-    progress["done"][item.key()] = {{"run_id", report.run_id},
-                                    {"report_sha256", records.cas().put(to_json(report).dump(1))},
-                                    {"sources_sha256", sources_of(item.task)}};
-    write_file_atomically(progress_path, progress.dump(1) + "\n");
-    outcomes.push_back({item, report.run_id, report, /*resumed=*/false});
-    ++benched;
+    spdlog::warn("the store lacks run {}'s report {}: {} is redone",
+                 done.at("run_id").get<std::int64_t>(), digest, item.key());
+    progress["done"].erase(item.key());
   }
+  // What is left, by entry: an entry's cases are one series on one GPU.
+  std::vector<std::vector<std::size_t>> entries;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (found[i]) continue;
+    if (entries.empty() || items[entries.back().front()].id != items[i].id) entries.emplace_back();
+    entries.back().push_back(i);
+  }
+  std::size_t left = 0;
+  for (const auto& entry : entries) left += entry.size();
+
+  const auto started = std::chrono::steady_clock::now();
+  std::mutex recording;  // progress, found and the counts, which every GPU's entries update
+  std::size_t benched = 0;
+  const std::size_t lanes = std::max<std::size_t>(options.gpus.size(), 1);
+  auto run_entry = [&](const std::vector<std::size_t>& entry, std::size_t lane, store& db) {
+    warm_bench series(/*keep_worker=*/false);
+    for (const std::size_t i : entry) series.cases.push_back(items[i].case_name);
+    for (const std::size_t i : entry) {
+      const portfolio_item& item = items[i];
+      {
+        const std::lock_guard lock(recording);
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        spdlog::info("[{}/{}]{} {} {} case {}{}", i + 1, items.size(),
+                     options.gpus.empty() ? std::string()
+                                          : fmt::format(" GPU {}", options.gpus[lane].ordinal),
+                     item.id, item.task, item.case_name,
+                     // The wall time per case so far, over every GPU.
+                     benched > 0 ? fmt::format(" · about {} left",
+                                               minutes(elapsed / static_cast<double>(benched) *
+                                                       static_cast<double>(left)))
+                                 : std::string());
+      }
+      bench_options b;
+      b.root = options.root;
+      b.task = item.task;
+      b.timed_case = item.case_name;
+      b.arch = options.arch;
+      b.compile = options.compile;
+      b.sanitize = options.sanitize;
+      b.sessions = sessions;
+      b.cooldown_s = s.protocol.cooldown_s;
+      b.confirm_best = s.protocol.confirm_best;
+      b.timing.max_noise = s.protocol.max_noise;
+      b.profile = s.protocol.profile;
+      b.compile_only = options.compile_only;
+      if (!options.gpus.empty()) b.gpus.ordinals = {options.gpus[lane].ordinal};
+      if (item.mode) {
+        b.timing.mode = *parse_timing_mode(*item.mode);
+        b.mode_given = true;
+      }
+      b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
+      const bench_report report = bench(b, db, series);
+      if (!report.gpu && !options.compile_only) {
+        throw cuda::gpu_unavailable(report.gpu_unavailable);
+      }
+      // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
+      const std::string report_sha256 = db.cas().put(to_json(report).dump(1));
+      const std::lock_guard lock(recording);
+      progress["done"][item.key()] = {{"run_id", report.run_id},
+                                      {"report_sha256", report_sha256},
+                                      {"sources_sha256", sources_of(item.task)}};
+      write_file_atomically(progress_path, progress.dump(1) + "\n");
+      found[i] = {item, report.run_id, report, /*resumed=*/false};
+      ++benched;
+      --left;
+    }
+  };
+  for (const auto& entry : entries) sources_of(items[entry.front()].task);  // before the threads
+  if (lanes == 1) {
+    for (const auto& entry : entries) run_entry(entry, 0, records);
+  } else {
+    // Each GPU's connection numbers its runs as this one does, in the same home.
+    std::deque<store> connections;
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      connections.emplace_back(records.home()).number_runs_from(records.first_run_id());
+    }
+    spread_over_lanes(entries.size(), lanes, [&](std::size_t k, std::size_t lane) {
+      run_entry(entries[k], lane, connections[lane]);
+    });
+  }
+  std::vector<portfolio_outcome> outcomes;
+  for (auto& outcome : found) outcomes.push_back(std::move(*outcome));
   return outcomes;
 }
 

@@ -50,6 +50,11 @@ struct portfolio_options {
   // Every case compiled and recorded, none timed, with no GPU looked for: a suite's build
   // checked where there is none. Its progress is another portfolio's than a timed one's.
   bool compile_only = false;
+  // The GPUs to run on (--gpus, choose_gpus): each runs whole entries, one at a time, taking the
+  // next entry when it is done with its last, so that every comparison stays on one GPU. Each
+  // GPU records its runs through a connection of its own to the same home. None: this
+  // process's device 0.
+  std::vector<gpu_lane> gpus;
 };
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
@@ -60,8 +65,9 @@ std::int64_t shard_first_run_id(int shard);
 // in this process.
 using portfolio_bench = std::function<bench_report(const bench_options&, store&, warm_bench&)>;
 
-// Benches every case of every task of the suite in order, each a bench under the suite's
-// protocol recorded in the store. What an earlier portfolio of the same suite and protocol
+// Benches every case of every task of the suite in order (over options.gpus, entries side by
+// side), each a bench under the suite's protocol recorded in the store; the outcomes come back
+// in the suite's order. What an earlier portfolio of the same suite and protocol
 // recorded is not redone: <home>/portfolio/<suite>.progress.json names each finished item's run
 // and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
 // it was in. The cases of an entry form one warm series: each configuration is gated (and

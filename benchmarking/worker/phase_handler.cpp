@@ -23,6 +23,8 @@ const phase_handler& handler_for(worker_phase phase) {
       return locate_phase();
     case worker_phase::profile:
       return profile_phase();
+    case worker_phase::devices:
+      return devices_phase();
   }
   return gate_phase();
 }

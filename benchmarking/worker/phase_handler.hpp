@@ -10,8 +10,8 @@
 
 namespace blaster::worker {
 
-// One phase of the worker (probe, gate, time, locate, profile): the GPU work a request asks for. A
-// new phase is one new handler and its line in handler_for.
+// One phase of the worker (probe, gate, time, locate, profile, devices): the GPU work a request
+// asks for. A new phase is one new handler and its line in handler_for.
 class phase_handler {
  public:
   virtual ~phase_handler() = default;
@@ -42,5 +42,6 @@ const phase_handler& gate_phase();
 const phase_handler& time_phase();
 const phase_handler& locate_phase();
 const phase_handler& profile_phase();
+const phase_handler& devices_phase();
 
 }  // namespace blaster::worker

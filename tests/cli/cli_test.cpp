@@ -247,6 +247,32 @@ TEST_F(BlasterCli, AShardIsIOfNOrBadInput) {
   }
 }
 
+TEST_F(BlasterCli, GpusIsAllOrNumbersElseBadInput) {
+  const std::string rope = std::string(BLASTER_SOURCE_DIR) + "/kernels/rope/rope_packs.cu";
+  for (const std::string command :
+       {std::string("bench --task rmsnorm --gpus 0,x"),
+        "tune --task rope --candidate " + rope + " --cases t1 --gpus ,",
+        std::string("portfolio --suite core10 --gpus -1"),
+        std::string("optimize --task rmsnorm --proposer true --gpus two")}) {
+    const auto r = run(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("give 'all' or GPU numbers"), std::string::npos) << command << "\n"
+                                                                          << r.err;
+  }
+  const auto both = run("portfolio --suite core10 --gpus 0 --compile-only");
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("uses no GPU"), std::string::npos) << both.err;
+}
+
+TEST_F(BlasterCli, GpusWithNoGpuHereSaysSoAndExits3) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: tests/gpu/multi_gpu_test.cpp uses it";
+  const auto bench = run("bench --task rmsnorm --gpus all");
+  EXPECT_EQ(bench.exit_code, 3) << bench.err;
+  EXPECT_NE(bench.err.find("correctness and timing need a GPU"), std::string::npos) << bench.err;
+  const auto portfolio = run("portfolio --suite core10 --gpus 0,1");
+  EXPECT_EQ(portfolio.exit_code, 3) << portfolio.err;
+}
+
 TEST_F(BlasterCli, UnknownTaskIsBadInput) {
   const auto r = run("bench --task no_such_task");
   EXPECT_EQ(r.exit_code, 2);

@@ -4,16 +4,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "benchmarking/result_printer.hpp"
+#include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
@@ -50,7 +57,17 @@ class Portfolio : public ::testing::Test {
   // Two tasks, three cases: small enough to reason about, real tasks so that they load.
   // A portfolio of the tasks under `root`, under the suite's own protocol, resuming what it can.
   static portfolio_options options_at(const fs::path& root = BLASTER_SOURCE_DIR) {
-    return {.root = root, .arch = {}, .sessions = 0, .fresh = false, .command = "t", .compile = {}};
+    return {.root = root,
+            .arch = {},
+            .sessions = 0,
+            .fresh = false,
+            .sanitize = true,
+            .command = "t",
+            .compile = {},
+            .shard = 1,
+            .shards = 1,
+            .compile_only = false,
+            .gpus = {}};
   }
 
   suite two_tasks(const fs::path& root = BLASTER_SOURCE_DIR) const {
@@ -76,11 +93,13 @@ struct fake_bench {
   std::string revision = "0123abc";  // the harness revision its reports carry
 
   std::vector<std::vector<std::string>> series;  // each series' cases, as it first came
-  const warm_bench* last_series = nullptr;
 
   bench_report operator()(const bench_options& o, store& records, warm_bench& warm) {
-    if (&warm != last_series) series.push_back(warm.cases);
-    last_series = &warm;
+    // A series not seen before is one no run has named yet, as run_bench names it.
+    if (warm.series.empty()) {
+      series.push_back(warm.cases);
+      warm.join("fake");
+    }
     const std::string key = o.task + "/" + o.timed_case;
     asked.push_back(key + " " +
                     (o.mode_given ? std::string(to_string(o.timing.mode)) : "task's mode"));
@@ -339,6 +358,88 @@ TEST_F(Portfolio, ShardsMergeIntoOneHomeThatWritesTheWholeBundle) {
   ASSERT_EQ(clash.conflicts.size(), 2U);
   EXPECT_NE(clash.conflicts[0].find("recorded here by run 1000000, in"), std::string::npos)
       << clash.conflicts[0];
+}
+
+TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide) {
+  const suite s = two_tasks();
+  portfolio_options options = options_at();
+  options.gpus = {gpu_lane{.ordinal = 0, .visible = "0", .device = {}},
+                  gpu_lane{.ordinal = 1, .visible = "1", .device = {}}};
+  store records(dir_ / "home");
+  std::mutex asking;
+  fake_bench inner;
+  std::map<std::string, std::pair<std::vector<int>, const store*>> on;  // task/case: GPU, store
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  auto bench = [&](const bench_options& o, store& db, warm_bench& series) {
+    const int now = ++running;
+    most = std::max(most.load(), now);
+    // Long enough that the other GPU takes its task before this one ends.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const std::lock_guard lock(asking);
+    on[o.task + "/" + o.timed_case] = {o.gpus.ordinals, &db};
+    bench_report r = inner(o, db, series);
+    --running;
+    return r;
+  };
+  const auto outcomes = run_portfolio(s, options, records, bench);
+  EXPECT_EQ(most.load(), 2) << "the two tasks ran side by side";
+  ASSERT_EQ(on.size(), 3U);
+  // A task's cases are one series on one GPU, through that GPU's own connection to the home.
+  EXPECT_EQ(on["relu/canonical"], on["relu/large"]);
+  ASSERT_EQ(on["relu/canonical"].first.size(), 1U);
+  ASSERT_EQ(on["rmsnorm/canonical"].first.size(), 1U);
+  EXPECT_NE(on["relu/canonical"].first, on["rmsnorm/canonical"].first);
+  EXPECT_NE(on["relu/canonical"].second, on["rmsnorm/canonical"].second);
+  EXPECT_NE(on["relu/canonical"].second, &records);
+  // The outcomes in the suite's order, every run in the one home, each under an id of its own.
+  ASSERT_EQ(outcomes.size(), 3U);
+  EXPECT_EQ(outcomes[0].item.key(), "relu/canonical");
+  EXPECT_EQ(outcomes[1].item.key(), "relu/large");
+  EXPECT_EQ(outcomes[2].item.key(), "rmsnorm/canonical");
+  std::set<std::int64_t> ids;
+  for (const auto& o : outcomes) {
+    ids.insert(o.run_id);
+    statement run = records.db().prepare("SELECT status FROM runs WHERE id = ?1");
+    run.bind(1, o.run_id);
+    ASSERT_TRUE(run.step()) << o.run_id;
+    EXPECT_EQ(run.column_text(0), "completed");
+  }
+  EXPECT_EQ(ids.size(), 3U);
+  // The progress names all three: a portfolio started again redoes nothing, on any GPUs.
+  fake_bench none;
+  const auto again = run_portfolio(s, options_at(), records, std::ref(none));
+  EXPECT_TRUE(none.asked.empty());
+  ASSERT_EQ(again.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(again[i].run_id, outcomes[i].run_id);
+}
+
+TEST_F(Portfolio, AGpuThatFailsStopsThePortfolioAndKeepsWhatTheOtherRecorded) {
+  const suite s = two_tasks();
+  portfolio_options options = options_at();
+  options.gpus = {gpu_lane{.ordinal = 0, .visible = "0", .device = {}},
+                  gpu_lane{.ordinal = 1, .visible = "1", .device = {}}};
+  store records(dir_ / "home");
+  std::mutex asking;
+  fake_bench inner;
+  auto bench = [&](const bench_options& o, store& db, warm_bench& series) {
+    if (o.task == "rmsnorm") {
+      bench_report lost;
+      lost.gpu_unavailable = "the GPU fell off the bus";
+      return lost;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::lock_guard lock(asking);
+    return inner(o, db, series);
+  };
+  EXPECT_THROW(static_cast<void>(run_portfolio(s, options, records, bench)), cuda::gpu_unavailable);
+  // The other GPU finished the task it was in; a portfolio started again resumes it.
+  fake_bench resumed;
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(resumed));
+  ASSERT_EQ(outcomes.size(), 3U);
+  EXPECT_TRUE(outcomes[0].resumed);
+  EXPECT_NE(std::find(resumed.asked.begin(), resumed.asked.end(), "rmsnorm/canonical task's mode"),
+            resumed.asked.end());
 }
 
 // Served sizes: the bandwidth goal holds at each entry's largest case only, at the entry's own

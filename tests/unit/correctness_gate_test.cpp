@@ -193,7 +193,8 @@ TEST(WorkerLauncher, AccountsTheWallTimeToTheWorkersSteps) {
            "echo '{\"result\":{\"checks\":[]},\"ms\":380}' >&3\n";
   }
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  const worker_launcher launcher{.executable = script, .dir = dir};
+  const worker_launcher launcher{
+      .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = nullptr};
   worker_request request;
   request.phase = worker_phase::gate;
   const worker_answer answer = launcher.run(request, std::chrono::milliseconds(10'000));
@@ -238,7 +239,8 @@ done
   }
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   persistent_worker kept(kept_worker_argv(script));
-  const worker_launcher launcher{.executable = script, .dir = dir, .kept = &kept};
+  const worker_launcher launcher{
+      .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = &kept};
   worker_request request;
   auto run = [&](worker_phase phase, const std::string& variant) {
     request.phase = phase;
@@ -396,6 +398,31 @@ TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
   EXPECT_EQ(bytes[1], static_cast<std::byte>(8));
 }
 
+TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
+  // Two GPUs gate side by side: each writes its own file, and each variant's timed outputs are
+  // kept from the file of the GPU that gated it.
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(7), dir_, {}, 2);
+  ASSERT_EQ(data.lanes(), 2U);
+  EXPECT_NE(data.outputs_file(0), data.outputs_file(1));
+  const buffer_slot& slot = data.checks().at(data.timed_check()).outputs.at(0);
+  for (std::size_t lane = 0; lane < 2; ++lane) {
+    mapped_file outputs =
+        mapped_file::open(data.outputs_file(lane), mapped_file::access::read_write);
+    auto bytes = outputs.slice(slot.offset, slot.bytes);
+    std::fill(bytes.begin(), bytes.end(), static_cast<std::byte>(lane == 0 ? 0x11 : 0x22));
+  }
+  EXPECT_EQ(data.produced(data.timed_check(), 0, 0)[0], static_cast<std::byte>(0x11));
+  EXPECT_EQ(data.produced(data.timed_check(), 0, 1)[0], static_cast<std::byte>(0x22));
+  const auto kept = dir_ / "kept.bin";
+  const std::size_t base = data.keep_timed_outputs(kept, "b", 1);
+  const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
+  EXPECT_EQ(saved.slice(slot.offset - base, 1)[0], static_cast<std::byte>(0x22));
+  // A gate's request writes to its lane's file.
+  worker_request request;
+  EXPECT_EQ(with_data(request, data, worker_phase::gate, 1).outputs_file, data.outputs_file(1));
+  EXPECT_EQ(with_data(request, data, worker_phase::gate).outputs_file, data.outputs_file(0));
+}
+
 // A worker's timing answer whose launches took `control_us` after a write elsewhere and
 // `poisoned_us` on freshly poisoned outputs, as one line for fd 3.
 std::string timing_line(double control_us, double poisoned_us) {
@@ -432,7 +459,8 @@ TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAn
   const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
   const auto script = dependence_worker(dir_, timing_line(30.0, 30.5));
   persistent_worker kept(kept_worker_argv(script));
-  const worker_launcher launcher{.executable = script, .dir = dir_, .kept = &kept};
+  const worker_launcher launcher{
+      .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = &kept};
   worker_request request;
   request.phase = worker_phase::time;
   const timing_outcome honest =
@@ -449,13 +477,15 @@ TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {
   persistent_worker kept(kept_worker_argv(script));
   worker_request request;
   request.phase = worker_phase::time;
-  const worker_launcher with_kept{.executable = script, .dir = dir_, .kept = &kept};
+  const worker_launcher with_kept{
+      .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = &kept};
   const timing_outcome cheat =
       run_timing(data, request, with_kept, std::chrono::milliseconds(10'000), 4e12);
   EXPECT_EQ(cheat.reason, reason_code::stale_in_timing);
   EXPECT_NE(cheat.message.find("41.00 us"), std::string::npos) << cheat.message;
   // Without a kept worker there is no second opinion: bench's own fresh worker decides.
-  const worker_launcher fresh{.executable = script, .dir = dir_};
+  const worker_launcher fresh{
+      .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = nullptr};
   EXPECT_EQ(run_timing(data, request, fresh, std::chrono::milliseconds(10'000), 4e12).reason,
             reason_code::stale_in_timing);
 }

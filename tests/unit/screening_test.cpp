@@ -32,6 +32,23 @@ TEST(Screening, TheBaselineTheTwinAndTheFastestGoOn) {
   EXPECT_FALSE(report.results[0].screened);
 }
 
+TEST(Screening, ARankGivenForEachResultOrdersTheCandidates) {
+  // Screened on two GPUs: a and c on one whose baseline took 100 us, b and d on one at 80 us.
+  bench_report report;
+  report.results = {timed("init", 100.0, /*baseline=*/true), timed("a", 50.0), timed("b", 44.0),
+                    timed("c", 60.0), timed("d", 36.0)};
+  const std::vector<double> baseline_us = {100.0, 100.0, 80.0, 100.0, 80.0};
+  std::vector<std::ptrdiff_t> order = {0, 1, 2, 3, 4, -1};
+  screen(2, report, {0, 1, 2, 3, 4}, order, [&](std::size_t result) {
+    return report.results[result].session_medians_us[0] / baseline_us[result];
+  });
+  // Over their own GPU's baseline: d 0.45, a 0.50, b 0.55, c 0.60. By time alone b (44) would
+  // have gone on in a's place.
+  EXPECT_EQ(order, (std::vector<std::ptrdiff_t>{0, 1, 4, -1}));
+  EXPECT_TRUE(report.results[2].screened);
+  EXPECT_TRUE(report.results[3].screened);
+}
+
 TEST(Screening, NothingIsScreenedWhenNoMoreCandidatesThanKept) {
   bench_report report;
   report.results = {timed("init", 100.0, /*baseline=*/true), timed("a", 50.0), timed("b", 40.0)};

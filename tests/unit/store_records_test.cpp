@@ -297,7 +297,10 @@ TEST_F(StoreRecords, ADiagnosisIsKeptBesideItsResultAndShown) {
   EXPECT_EQ(results[0].diagnosis, line);
   EXPECT_EQ(query_text(s_.db(), "SELECT bound FROM variant_diagnostics"), "bandwidth-bound");
   const result_table t = stored_results_table(
-      results, {metric_definition{.tag = "dram_throughput_pct", .name = "DRAM %"}}, false);
+      results,
+      {metric_definition{
+          .tag = "dram_throughput_pct", .name = "DRAM %", .unit = "%", .description = {}, .format = {}}},
+      false);
   ASSERT_EQ(t.rows.size(), 1U);
   EXPECT_EQ(t.rows[0].details, std::vector<std::string>{"diagnosis: " + line});
   EXPECT_EQ(std::get<double>(t.rows[0].cells.back()), 76.2);

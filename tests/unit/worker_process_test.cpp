@@ -137,6 +137,23 @@ TEST(WorkerProcess, AMissingProgramIsAnExitNotAHang) {
   EXPECT_EQ(outcome.exit_code, 127);
 }
 
+TEST(WorkerProcess, ItsEnvironmentIsTheParentsWithTheGivenEntriesInPlace) {
+  ::setenv("BLASTER_TEST_KEPT", "parent's", 1);
+  ::setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);
+  // Given once, not beside the parent's value, which a program reading the first entry would get.
+  const auto outcome = run_worker({"/bin/sh", "-c",
+                                   "echo \"$CUDA_VISIBLE_DEVICES|$BLASTER_TEST_KEPT\" >&3; "
+                                   "env | grep -c '^CUDA_VISIBLE_DEVICES=' >&3"},
+                                  5000ms, {},
+                                  worker_limits{.address_space_bytes = 0,
+                                                .working_directory = {},
+                                                .environment = {"CUDA_VISIBLE_DEVICES=1"}});
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ::unsetenv("BLASTER_TEST_KEPT");
+  EXPECT_TRUE(outcome.clean_exit()) << outcome.describe();
+  EXPECT_EQ(outcome.messages, (std::vector<std::string>{"1|parent's", "1"}));
+}
+
 TEST(WorkerProcessPersistent, OneChildAnswersRequestsInTurnWithTheirOwnLines) {
   persistent_worker worker({"/bin/sh", "-c", echo_script});
   EXPECT_FALSE(worker.running());
