@@ -70,6 +70,14 @@ class Portfolio : public ::testing::Test {
             .gpus = {}};
   }
 
+  // The same on two GPUs (no GPU is touched: the bench is a stand-in).
+  static portfolio_options on_two_gpus() {
+    portfolio_options options = options_at();
+    options.gpus = {gpu_lane{.ordinal = 0, .visible = "0", .device = {}},
+                    gpu_lane{.ordinal = 1, .visible = "1", .device = {}}};
+    return options;
+  }
+
   suite two_tasks(const fs::path& root = BLASTER_SOURCE_DIR) const {
     const auto file = write("mini.json", R"({
       "name": "mini", "title": "two tasks",
@@ -362,9 +370,7 @@ TEST_F(Portfolio, ShardsMergeIntoOneHomeThatWritesTheWholeBundle) {
 
 TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide) {
   const suite s = two_tasks();
-  portfolio_options options = options_at();
-  options.gpus = {gpu_lane{.ordinal = 0, .visible = "0", .device = {}},
-                  gpu_lane{.ordinal = 1, .visible = "1", .device = {}}};
+  const portfolio_options options = on_two_gpus();
   store records(dir_ / "home");
   std::mutex asking;
   fake_bench inner;
@@ -416,9 +422,7 @@ TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide)
 
 TEST_F(Portfolio, AGpuThatFailsStopsThePortfolioAndKeepsWhatTheOtherRecorded) {
   const suite s = two_tasks();
-  portfolio_options options = options_at();
-  options.gpus = {gpu_lane{.ordinal = 0, .visible = "0", .device = {}},
-                  gpu_lane{.ordinal = 1, .visible = "1", .device = {}}};
+  const portfolio_options options = on_two_gpus();
   store records(dir_ / "home");
   std::mutex asking;
   fake_bench inner;
