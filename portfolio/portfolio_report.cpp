@@ -81,6 +81,23 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
   std::vector<double> speedups;
   std::map<std::string, std::vector<double>> over_pytorch;
   json device;
+  // One model's numbers only: a ratio or a mean over two models compares hardware, not kernels.
+  std::map<std::string, int> models;  // name: cases
+  std::set<std::string> gpus;         // UUIDs
+  for (const auto& o : outcomes) {
+    if (!o.report.device) continue;
+    ++models[o.report.device->name];
+    gpus.insert(o.report.device->uuid);
+  }
+  if (models.size() > 1) {
+    std::vector<std::string> counts;
+    for (const auto& [name, cases] : models)
+      counts.push_back(fmt::format("{} ({} case{})", name, cases, cases == 1 ? "" : "s"));
+    BLASTER_INPUT_ERROR(
+        "suite {}: its cases were run on GPUs of {} models: {}; a portfolio's report compares one "
+        "model's numbers, so run (or merge) each model's cases in a home of its own",
+        s.name, models.size(), fmt::join(counts, ", "));
+  }
   json protocol = {{"suite", s.name},
                    {"suite_sha256", s.sha256},
                    {"sessions", s.protocol.sessions},
@@ -104,6 +121,8 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
       device["matrix_rate"] = report.matrix ? to_json(*report.matrix) : json();
       device["launch_floors"] = report.floors ? to_json(*report.floors) : json();
       device["nvrtc"] = report.nvrtc;
+      // Several GPUs of the model ran the cases (--gpus, shards): each row's run names its own.
+      if (gpus.size() > 1) device["gpus"] = gpus;
     }
     const std::string mode(to_string(report.timing.mode));
     // The harness that measured the case; runs recorded before revisions were kept have none.
@@ -239,6 +258,13 @@ std::string render_portfolio_markdown(const json& summary) {
         d.contains("launch_floors") ? number_or(d["launch_floors"], "hot_us", 0) : 0.0,
         d.contains("launch_floors") ? number_or(d["launch_floors"], "cold_us", 0) : 0.0,
         d.contains("launch_floors") ? number_or(d["launch_floors"], "graph_us", 0) : 0.0);
+    if (const auto it = d.find("gpus"); it != d.end() && it->is_array()) {
+      const auto uuids = it->get<std::vector<std::string>>();
+      md += fmt::format(
+          "The cases ran on {} GPUs of this model (UUIDs {}); each run's bundle "
+          "names its own, and every speedup pairs sessions of one GPU.\n\n",
+          uuids.size(), fmt::join(uuids, ", "));
+    }
   }
   const json& p = summary.at("protocol");
   md += fmt::format(

@@ -523,6 +523,40 @@ TEST_F(Portfolio, NoBandwidthGoalWhereTheFloorIsBelowAnEmptyKernel) {
   EXPECT_NE(md.find("| 80.0% |"), std::string::npos) << md;  // % roof: the floor over the time
 }
 
+// Cases from several GPUs (--gpus, shards merged): one model's are one report that names the
+// GPUs; two models' are refused, since a mean over them would compare hardware.
+TEST_F(Portfolio, AReportNamesItsGpusAndRefusesTwoModels) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  fake_bench bench;
+  auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
+  ASSERT_EQ(outcomes.size(), 3U);
+  auto on = [&](std::size_t i, const std::string& name, const std::string& uuid) {
+    outcomes[i].report.device = cuda::device_properties{};
+    outcomes[i].report.device->name = name;
+    outcomes[i].report.device->uuid = uuid;
+  };
+  on(0, "NVIDIA H200", "GPU-aa");
+  on(1, "NVIDIA H200", "GPU-aa");
+  on(2, "NVIDIA H200", "GPU-bb");
+  const json summary = summarize_portfolio(s, outcomes, json());
+  EXPECT_EQ(summary.at("device").at("gpus"), (json{"GPU-aa", "GPU-bb"}));
+  EXPECT_NE(render_portfolio_markdown(summary).find("ran on 2 GPUs of this model (UUIDs GPU-aa, "
+                                                    "GPU-bb)"),
+            std::string::npos);
+  on(2, "NVIDIA A100", "GPU-cc");
+  try {
+    static_cast<void>(summarize_portfolio(s, outcomes, json()));
+    ADD_FAILURE() << "two models were summarized as one";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVIDIA A100 (1 case), NVIDIA H200 (2 cases)"),
+              std::string::npos)
+        << e.what();
+  }
+  on(2, "NVIDIA H200", "GPU-aa");
+  EXPECT_FALSE(summarize_portfolio(s, outcomes, json()).at("device").contains("gpus"));
+}
+
 TEST_F(Portfolio, ABadGoalOrProfileIsRefusedWhereItIs) {
   auto refused = [&](const std::string& entry, const std::string& protocol) {
     const auto file = write("bad.json", R"({"name": "b", "title": "t", "protocol": {)" + protocol +
