@@ -39,7 +39,7 @@ gpu_choice parse_gpu_choice(std::string_view text) {
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || ordinal < 0) {
       BLASTER_INPUT_ERROR(
           "--gpus {}: give 'all' or GPU numbers separated by commas, as CUDA numbers them here "
-          "(0,1); 'nvidia-smi -L' lists them",
+          "(0,1); `blaster doctor` lists them",
           text);
     }
     choice.ordinals.push_back(ordinal);

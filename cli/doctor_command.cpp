@@ -17,6 +17,8 @@ command_fn add_doctor_command(CLI::App& app, const global_options& global) {
   CLI::App* cmd = app.add_subcommand(
       "doctor", "Report the driver, GPU, compute capability, clocks, memory, NVRTC and CUPTI.");
   cmd->footer(
+      "The GPU shown in full is the one CUDA numbers 0 in this process; every GPU it sees is "
+      "listed by the number --gpus takes.\n\n"
       "Exit status: 0 whether or not there is a GPU (the report says which); 1 the machine "
       "failed.");
   return [&global]() {
@@ -46,6 +48,13 @@ command_fn add_doctor_command(CLI::App& app, const global_options& global) {
                   {"memory_bus_width_bits", p->memory_bus_width_bits},
                   {"l2_bytes", p->l2_bytes},
                   {"total_memory_bytes", p->total_memory_bytes}};
+      int count = 0;
+      cuda::check(cuda::driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
+      j["gpus"] = nlohmann::json::array();
+      for (int i = 0; i < count; ++i) {
+        const cuda::device_properties d = cuda::query_device(i);
+        j["gpus"].push_back({{"gpu", i}, {"name", d.name}, {"uuid", d.uuid}});
+      }
     } else {
       j["gpu"] = nullptr;
       j["gpu_unavailable"] = unavailable;
@@ -68,6 +77,10 @@ command_fn add_doctor_command(CLI::App& app, const global_options& global) {
             p->memory_clock_khz / 1000, p->memory_bus_width_bits,
             static_cast<double>(p->total_memory_bytes) / (1 << 30),
             static_cast<double>(p->l2_bytes) / (1 << 20));
+        for (const auto& g : j["gpus"]) {
+          std::cout << fmt::format("--gpus {:<7} {} ({})\n", g["gpu"].get<int>(),
+                                   g["name"].get<std::string>(), g["uuid"].get<std::string>());
+        }
       } else {
         std::cout << "GPU            none: " << unavailable << '\n';
       }

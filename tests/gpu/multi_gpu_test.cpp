@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/gpu_lanes.hpp"
@@ -73,6 +76,24 @@ TEST_F(MultiGpu, AGpuThatIsNotThereIsRefusedWithTheGpusThatAre) {
   }
   store records(home_);
   EXPECT_THROW(static_cast<void>(run_bench(rmsnorm(missing), records)), input_error);
+}
+
+TEST_F(MultiGpu, DoctorListsTheGpusByTheNumbersGpusTakes) {
+  BLASTER_REQUIRE_GPU();
+  const std::vector<gpu_lane> all =
+      choose_gpus(gpu_choice{.all = true, .ordinals = {}}, BLASTER_BINARY);
+  FILE* pipe = ::popen((std::string(BLASTER_BINARY) + " doctor --json").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  ASSERT_EQ(::pclose(pipe), 0) << out;
+  const nlohmann::json doctor = nlohmann::json::parse(out);
+  ASSERT_EQ(doctor.at("gpus").size(), all.size()) << out;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(doctor["gpus"][i]["gpu"], all[i].ordinal);
+    EXPECT_EQ(doctor["gpus"][i]["uuid"], all[i].device.uuid);
+  }
 }
 
 TEST_F(MultiGpu, ANamedGpuRunsTheBenchAndIsTheOneItsReportNames) {
