@@ -352,7 +352,12 @@ void StoreCli::verify_checked_in(const fs::path& checked_in) {
   const std::string name = checked_in.filename().string();
   const fs::path bundle = dir_.path() / name;
   fs::copy(checked_in, bundle, fs::copy_options::recursive);
-  const std::string verify = "verify " + name;
+  // A signed bundle verifies against the key whose public half is checked in beside it.
+  const std::string verify =
+      "verify " + name +
+      (fs::exists(bundle / "SHA256SUMS.sig")
+           ? " --pubkey " + (checked_in.parent_path() / "keys" / "blaster-artifacts.pub").string()
+           : std::string());
 
   auto r = run(verify);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
