@@ -7,6 +7,7 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/case_summary.hpp"
 #include "benchmarking/result_printer.hpp"
+#include "benchmarking/warm_bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
@@ -41,10 +42,13 @@ struct bench_flags {
 constexpr const char* needs_gpu = "correctness and timing need a GPU";
 
 // One bench run per case, each printed as bench prints it, then every variant over the cases.
+// The runs are one series: each variant is gated once, on data that holds every listed case.
 int run_cases(const global_options& global, bench_options options, const std::string& list,
               bool console) {
   const std::vector<timed_case> cases = cases_named(options, list);
   store records(resolve_home(global.home));
+  warm_bench series(/*keep_worker=*/false);
+  for (const auto& c : cases) series.cases.push_back(c.name);
   std::vector<bench_report> reports;
   nlohmann::json runs = nlohmann::json::array();
   const std::string command = options.command;
@@ -52,7 +56,7 @@ int run_cases(const global_options& global, bench_options options, const std::st
     options.timed_case = cases[k].name;
     options.command = fmt::format("{} (case {} of {})", command, k + 1, cases.size());
     spdlog::info("case {} ({} of {})", cases[k].name, k + 1, cases.size());
-    reports.push_back(run_bench(options, records));
+    reports.push_back(run_bench(options, records, &series));
     const bench_report& report = reports.back();
     if (!report.gpu) {
       return print_report(global, report, needs_gpu,
