@@ -47,15 +47,26 @@ std::filesystem::path tuned_folder(const std::filesystem::path& root, const std:
   return root / "kernels" / task / "tuned";
 }
 
+std::filesystem::path tuned_folder(const std::filesystem::path& root, const std::string& task,
+                                   const std::filesystem::path& candidate) {
+  return tuned_folder(root, task) / candidate.stem();
+}
+
 std::optional<tuned_choice> find_tuned(const std::filesystem::path& folder, const task_spec& task,
                                        const task_case& c, const tuned_target& target) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(folder, error)) return std::nullopt;
+  // The candidate's own tables first, each folder in name order: the same table wins on every
+  // machine.
   std::vector<std::filesystem::path> files;
-  for (const auto& item : std::filesystem::directory_iterator(folder)) {
-    if (item.is_regular_file() && item.path().extension() == ".json") files.push_back(item.path());
+  for (const auto& place : {folder / std::filesystem::path(target.candidate).stem(), folder}) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(place, error)) continue;
+    std::vector<std::filesystem::path> here;
+    for (const auto& item : std::filesystem::directory_iterator(place)) {
+      if (item.is_regular_file() && item.path().extension() == ".json") here.push_back(item.path());
+    }
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
   }
-  std::sort(files.begin(), files.end());  // the same table wins on every machine
   std::optional<tuned_choice> best;
   for (const auto& file : files) {
     const tuned_table table = read_tuned_table(file);

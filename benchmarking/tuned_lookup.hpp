@@ -21,8 +21,12 @@
 
 namespace blaster {
 
-// Where a task's tuned tables live: kernels/<task>/tuned/ under the root.
+// Where a task's tuned tables live: kernels/<task>/tuned/ under the root, each candidate's in a
+// folder of its own named by its file's stem (kernels/<task>/tuned/<stem>/), as an engine keeps
+// each kernel's tables apart: two candidates of a task tuned at one shape write one file name.
 std::filesystem::path tuned_folder(const std::filesystem::path& root, const std::string& task);
+std::filesystem::path tuned_folder(const std::filesystem::path& root, const std::string& task,
+                                   const std::filesystem::path& candidate);
 
 // The case's shape as a table names it: every integer symbol but the size, at its value.
 std::vector<std::pair<std::string, std::string>> shape_key(const task_spec& task,
@@ -41,8 +45,10 @@ struct tuned_target {
 // The toolchain pairs of a run's tables: the NVRTC and driver versions.
 std::vector<std::pair<std::string, std::string>> toolchain_key(const bench_report& report);
 
-// Every *.json table in `folder` written for `target`'s candidate, device and dtype whose shape
-// is case `c`'s, and its entry nearest the case's size; none where no table fits. The size
+// Every *.json table in `folder`'s folder of `target`'s candidate, or in `folder` itself (an
+// engine's table dropped in; one that names another candidate is not this one's), written for
+// its device and dtype whose shape is case `c`'s, and its entry nearest the case's size; none
+// where no table fits. The size
 // symbol is the one integer symbol of the task the table's name leaves out. A table that does
 // not parse is an input_error naming it.
 std::optional<tuned_choice> find_tuned(const std::filesystem::path& folder, const task_spec& task,

@@ -21,7 +21,7 @@ struct tune_flags {
   int sessions = 5;
   int confirm_best = 2;
   double screen_budget_s = 0.5;  // [seconds]
-  std::filesystem::path out;     // empty: kernels/<task>/tuned/
+  std::filesystem::path out;     // empty: kernels/<task>/tuned/<candidate>/
   std::filesystem::path check;   // --check: a table to measure again
   compile_limit_flags compile;
 };
@@ -130,7 +130,8 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       "interval and the time of the candidate's first configuration in the same run. Cases that "
       "differ in other symbols go to different tables: one file per shape, named by its "
       "symbols, the device, the dtype and the toolchain (NVRTC and driver versions), under "
-      "kernels/<task>/tuned/ unless --out names another folder.\n\n"
+      "kernels/<task>/tuned/<candidate>/ (the candidate's file name without .cu) unless --out "
+      "names another folder.\n\n"
       "Without a GPU the candidate is compiled and the command exits with 3.\n\n"
       "Examples:\n"
       "  blaster tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
@@ -164,7 +165,8 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
   add_gpus_flag(*cmd, flags->run.gpus,
                 "each configuration is gated on one of them and screened on all of them at "
                 "once; the confirming sessions of each case run on the first GPU named");
-  cmd->add_option("--out", flags->out, "folder of the tables (default: kernels/<task>/tuned/)");
+  cmd->add_option("--out", flags->out,
+                  "folder of the tables (default: kernels/<task>/tuned/<candidate>/)");
   cmd->add_option("--deadline", flags->run.deadline_s,
                   "seconds each evaluation may take (default: twice what the baseline needed, "
                   "plus 5 s)")
@@ -201,7 +203,9 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       return no_gpu(global, result.gpu_unavailable);
     }
     const std::filesystem::path folder =
-        flags->out.empty() ? tuned_folder(options.bench.root, options.bench.task) : flags->out;
+        flags->out.empty()
+            ? tuned_folder(options.bench.root, options.bench.task, flags->run.candidates.front())
+            : flags->out;
     nlohmann::json written = nlohmann::json::array();
     for (const auto& table : result.tables) {
       written.push_back(write_tuned_table(folder, table).string());

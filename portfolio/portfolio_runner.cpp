@@ -47,7 +47,7 @@ std::string sources_sha256(const std::filesystem::path& root, const std::string&
   }
   for (const auto& file : discover_candidates(root, task, {})) add(file);
   if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
-    for (const auto& entry : std::filesystem::directory_iterator(tuned)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(tuned)) {
       if (entry.is_regular_file()) add(entry.path());
     }
   }

@@ -42,13 +42,16 @@ class TunedChoice : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // A table as tune writes it: one entry at one token, one at 8192.
-  void write_table(const std::string& name, const std::string& candidate = "rms_norm_regs.cu") {
-    std::ofstream(dir_ / "root" / "kernels" / "rms_norm" / "tuned" / name)
-        << fmt::format(R"({{"1": {{"THREADS": 512, "time_us": 1.75}},
+  // A table as tune writes it: one entry at one token, one at 8192; in `folder` under tuned/
+  // (tune's: the candidate's stem; none: dropped in beside them, as an engine's table would be).
+  void write_table(const std::string& name, const std::string& candidate = "rms_norm_regs.cu",
+                   const std::string& folder = "", int threads_at_one = 512) {
+    const fs::path tuned = dir_ / "root" / "kernels" / "rms_norm" / "tuned" / folder;
+    fs::create_directories(tuned);
+    std::ofstream(tuned / name) << fmt::format(R"({{"1": {{"THREADS": {}, "time_us": 1.75}},
                            "8192": {{"THREADS": 128, "time_us": 35.66}},
                            "candidate": "{}", "task": "rms_norm"}})",
-                       candidate);
+                                               threads_at_one, candidate);
   }
   static std::string h200_name(const std::string& nvrtc) {
     return fmt::format("H=4096,device_name=NVIDIA_H200,dtype=bf16,nvrtc={},driver=13.0.json",
@@ -57,11 +60,11 @@ class TunedChoice : public ::testing::Test {
 
   // What compiling for a run on `device` at `timed_case` keeps of the candidate.
   bench_report compile(const std::string& timed_case, const std::string& device = "NVIDIA H200",
-                       bool use_tuned = true) {
+                       bool use_tuned = true, std::vector<fs::path> candidates = {}) {
     bench_options options;
     options.root = dir_ / "root";
     options.task = "rms_norm";
-    options.candidates = {candidate_};
+    options.candidates = candidates.empty() ? std::vector<fs::path>{candidate_} : candidates;
     options.timed_case = timed_case;
     options.use_tuned = use_tuned;
     options.compile.executable = BLASTER_BINARY;
@@ -107,6 +110,22 @@ TEST_F(TunedChoice, EachCaseRunsTheEntryNearestItsSizeAndNamesIt) {
   EXPECT_EQ(labels(compile("t8192"))[1], "rms_norm_regs[THREADS=128]");
   // The 70B shape has no table: every configuration runs.
   EXPECT_EQ(compile("h8192_t1").results.size(), 4U);
+}
+
+// Two candidates of one task tuned at one shape: each table has the same file name, so tune
+// writes each into its candidate's folder, and each candidate runs its own entry.
+TEST_F(TunedChoice, TwoCandidatesTunedAtOneShapeEachRunTheirOwnTable) {
+  const fs::path other = dir_ / "root" / "kernels" / "rms_norm" / "rms_norm_twin.cu";
+  fs::copy_file(candidate_, other);
+  write_table(h200_name(nvrtc_version()), "rms_norm_regs.cu", "rms_norm_regs", 512);
+  write_table(h200_name(nvrtc_version()), "rms_norm_twin.cu", "rms_norm_twin", 256);
+  EXPECT_EQ(fs::path(tuned_folder(dir_ / "root", "rms_norm", other)).filename(), "rms_norm_twin");
+  const bench_report report = compile("t1", "NVIDIA H200", true, {candidate_, other});
+  EXPECT_EQ(labels(report), (std::vector<std::string>{"init", "rms_norm_regs[THREADS=512]",
+                                                      "rms_norm_twin[THREADS=256]"}));
+  ASSERT_TRUE(report.results[2].tuned.has_value());
+  EXPECT_NE(report.results[2].tuned->file.find("/tuned/rms_norm_twin/"), std::string::npos)
+      << report.results[2].tuned->file;
 }
 
 TEST_F(TunedChoice, AnotherDeviceOrCandidateOrAllParamsRunsEveryConfiguration) {
