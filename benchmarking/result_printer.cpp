@@ -111,6 +111,14 @@ std::vector<std::string> bench_notes(const bench_report& report,
                                 report.aa->within ? "" : ": the machine is too noisy for these "
                                                          "numbers"));
   }
+  if (report.gpus.size() > 1) {
+    std::vector<std::string> uuids;
+    for (const auto& g : report.gpus) uuids.push_back(g.uuid);
+    notes.push_back(fmt::format(
+        "GPUs: the gates (and a screening session) spread over {} {} ({}); every session that a "
+        "verdict compares ran on the first. Each result's JSON names its gated_on and timed_on.",
+        report.gpus.size(), report.gpus.front().name, fmt::join(uuids, ", ")));
+  }
   for (const variant_result& r : report.results) {
     if (r.tuned) notes.push_back(fmt::format("tuned: {} is {}", r.label, describe(*r.tuned)));
   }

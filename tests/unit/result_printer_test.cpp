@@ -64,5 +64,23 @@ TEST(ResultPrinter, APlanOfOneKernelHasNoBreakdownLine) {
   EXPECT_EQ(text.str().find("kernel us by kernel"), std::string::npos) << text.str();
 }
 
+TEST(ResultPrinter, ARunOnSeveralGpusNamesThemAndWhereItsVerdictsWereTimed) {
+  bench_report report = two_kernel_report();
+  std::ostringstream one;
+  print_bench_table(report, one);
+  EXPECT_EQ(one.str().find("GPUs:"), std::string::npos) << "one GPU: the device line names it";
+  for (const char* uuid : {"GPU-aa", "GPU-bb"}) {
+    report.gpus.push_back(cuda::device_properties{});
+    report.gpus.back().name = "NVIDIA H200";
+    report.gpus.back().uuid = uuid;
+  }
+  std::ostringstream two;
+  print_bench_table(report, two);
+  EXPECT_NE(two.str().find("spread over 2 NVIDIA H200 (GPU-aa, GPU-bb); every session that a "
+                           "verdict compares ran on the first"),
+            std::string::npos)
+      << two.str();
+}
+
 }  // namespace
 }  // namespace blaster
