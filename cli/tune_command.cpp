@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "benchmarking/tuned_lookup.hpp"
 #include "cli/commands.hpp"
@@ -131,7 +132,8 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       "differ in other symbols go to different tables: one file per shape, named by its "
       "symbols, the device, the dtype and the toolchain (NVRTC and driver versions), under "
       "kernels/<task>/tuned/<candidate>/ (the candidate's file name without .cu) unless --out "
-      "names another folder.\n\n"
+      "names another folder. A table already there keeps its entries at the sizes not tuned "
+      "now.\n\n"
       "Without a GPU the candidate is compiled and the command exits with 3.\n\n"
       "Examples:\n"
       "  blaster tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
@@ -207,8 +209,18 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
             ? tuned_folder(options.bench.root, options.bench.task, flags->run.candidates.front())
             : flags->out;
     nlohmann::json written = nlohmann::json::array();
+    std::vector<std::string> kept_lines;
+    nlohmann::json kept_json = nlohmann::json::array();
     for (const auto& table : result.tables) {
-      written.push_back(write_tuned_table(folder, table).string());
+      std::vector<std::int64_t> kept;
+      const std::string path =
+          write_tuned_table(folder, with_earlier_entries(table, folder, kept)).string();
+      written.push_back(path);
+      if (!kept.empty()) {
+        kept_json.push_back({{"table", path}, {"sizes", kept}});
+        kept_lines.push_back(fmt::format("kept the entries {} of the earlier table {}",
+                                         fmt::join(kept, ", "), path));
+      }
     }
     if (global.json) {
       nlohmann::json cases = nlohmann::json::array();
@@ -225,7 +237,9 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                          {"why", c.why},
                          {"run_id", c.run_id}});
       }
-      std::cout << nlohmann::json{{"cases", cases}, {"tables", written}}.dump(2) << '\n';
+      std::cout << nlohmann::json{{"cases", cases}, {"tables", written}, {"kept", kept_json}}.dump(
+                       2)
+                << '\n';
       return static_cast<int>(exit_ok);
     }
     std::cout << fmt::format(
@@ -234,6 +248,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
         "case", flags->size);
     for (const auto& c : result.cases) std::cout << entry_line(c) << '\n';
     for (const auto& path : written) std::cout << "wrote " << path.get<std::string>() << '\n';
+    for (const auto& line : kept_lines) std::cout << line << '\n';
     return static_cast<int>(exit_ok);
   };
 }

@@ -110,6 +110,35 @@ tune_result run_tune(const tune_options& options, store& records) {
   return out;
 }
 
+tuned_table with_earlier_entries(const tuned_table& table, const std::filesystem::path& folder,
+                                 std::vector<std::int64_t>& kept) {
+  const std::filesystem::path file = folder / tuned_file_name(table.key);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) return table;
+  const tuned_table earlier = read_tuned_table(file);
+  const auto candidate = [](const tuned_table& t) {
+    const auto it = t.about.find("candidate");
+    return it == t.about.end() ? std::string() : it->second;
+  };
+  if (candidate(earlier) != candidate(table)) {
+    BLASTER_INPUT_ERROR(
+        "{}: holds the table of {}, not of {}; give --out a folder of {}'s own tables",
+        file.string(), candidate(earlier).empty() ? "no named candidate" : candidate(earlier),
+        candidate(table), candidate(table));
+  }
+  tuned_table merged = table;
+  for (const auto& e : earlier.entries) {
+    const bool tuned_now = std::any_of(table.entries.begin(), table.entries.end(),
+                                       [&](const tuned_entry& n) { return n.size == e.size; });
+    if (tuned_now) continue;
+    merged.entries.push_back(e);
+    kept.push_back(e.size);
+  }
+  std::sort(merged.entries.begin(), merged.entries.end(),
+            [](const tuned_entry& a, const tuned_entry& b) { return a.size < b.size; });
+  return merged;
+}
+
 std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
                     std::int64_t size) {
   for (const auto& c : task.cases) {

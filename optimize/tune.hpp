@@ -63,6 +63,12 @@ std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task
 
 tune_result run_tune(const tune_options& options, store& records);
 
+// `table` with the entries of the table of its name already in `folder` at the sizes it was not
+// tuned at now, so that tuning some sizes again keeps the others; `kept` gets those sizes. A
+// table there of another candidate is an input_error that names it.
+tuned_table with_earlier_entries(const tuned_table& table, const std::filesystem::path& folder,
+                                 std::vector<std::int64_t>& kept);
+
 // `tune --check`: one table's entries measured again, each as tune measures it.
 struct checked_entry {
   std::int64_t size = 0;

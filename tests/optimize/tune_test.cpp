@@ -2,8 +2,12 @@
 #include "optimize/tune.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+
+#include "benchmarking/tuned_table.hpp"
+#include "core/error.hpp"
 
 namespace blaster {
 namespace {
@@ -77,6 +81,40 @@ TEST(TuneTableKey, TheShapeWithoutTheSizeThenDeviceDtypeAndToolchain) {
             "H=4096,device_name=NVIDIA_H200,dtype=bf16,nvrtc=13.0,driver=13.0.json");
   // 70B's hidden size is another shape, so another table.
   EXPECT_NE(table_key(task, task.find_case("h8192_t1"), "T", r), key);
+}
+
+// Tuning some sizes again keeps the table's entries at the others; another candidate's table
+// under the same name is not overwritten.
+TEST(TuneWrite, TuningSomeSizesAgainKeepsTheOthers) {
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("blaster-tune-write-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  auto table = [](std::vector<std::int64_t> sizes, int threads, const std::string& candidate) {
+    tuned_table t{.key = {{"H", "4096"}, {"device_name", "NVIDIA_H200"}, {"dtype", "bf16"}},
+                  .about = {{"candidate", candidate}, {"task", "rms_norm"}},
+                  .entries = {}};
+    for (const auto size : sizes) {
+      t.entries.push_back({.size = size,
+                           .params = {{"THREADS", std::to_string(threads)}},
+                           .time_us = 1.0,
+                           .interval_us = std::nullopt,
+                           .default_time_us = std::nullopt});
+    }
+    return t;
+  };
+  std::vector<std::int64_t> kept;
+  write_tuned_table(folder, with_earlier_entries(table({1, 128, 8192}, 256, "a.cu"), folder, kept));
+  EXPECT_TRUE(kept.empty()) << "nothing earlier";
+  const tuned_table merged = with_earlier_entries(table({128}, 512, "a.cu"), folder, kept);
+  EXPECT_EQ(kept, (std::vector<std::int64_t>{1, 8192}));
+  ASSERT_EQ(merged.entries.size(), 3U);
+  EXPECT_EQ(merged.entries[0].size, 1);
+  EXPECT_EQ(merged.entries[1].params.at("THREADS"), "512") << "the size tuned now is the new one";
+  EXPECT_EQ(merged.entries[2].params.at("THREADS"), "256");
+  std::vector<std::int64_t> ignored;
+  EXPECT_THROW(static_cast<void>(with_earlier_entries(table({1}, 64, "b.cu"), folder, ignored)),
+               input_error);
+  std::filesystem::remove_all(folder);
 }
 
 TEST(TuneCheck, AnEntryIsMeasuredAgainAtTheCaseOfItsSizeAndShape) {
