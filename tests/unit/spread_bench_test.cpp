@@ -2,7 +2,8 @@
 // compute relu's outputs in the gate as a correct kernel would, and time each variant at a rate
 // set per variant, on a second GPU half again as slow as the first. The gates must spread over
 // both GPUs, the screening must rank each candidate against the baseline of its own GPU, and every
-// session that a verdict compares must run on the first GPU.
+// session that a verdict compares must run on the first GPU. On one GPU, as without --gpus, the
+// first session screens.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -32,7 +33,7 @@ constexpr const char* stand_in = R"(#!/usr/bin/env python3
 import array, json, os, pathlib, sys, time
 here = pathlib.Path(__file__).parent
 request = json.loads(pathlib.Path(sys.argv[2]).read_text())
-gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+gpu = os.environ.get("CUDA_VISIBLE_DEVICES") or "0"  # unpinned: this process's GPU 0
 out = os.fdopen(3, "w")
 def answer(result):
     result.setdefault("checks", [])
@@ -117,35 +118,44 @@ class SpreadBench : public ::testing::Test {
     std::ofstream(dir_ / (name + ".json")) << j.dump() << '\n';
   }
 
+  // relu_vec's six configurations, the fastest BLOCK=256,UNROLL=4 at 40 us, the baseline 100 us.
+  json relu_vec_times() const {
+    json times = {{"init", 100.0}};
+    double us = 70.0;
+    for (const char* block : {"128", "256"}) {
+      for (const char* unroll : {"1", "2", "4"}) {
+        times[fmt::format("relu_vec[BLOCK={},UNROLL={}]", block, unroll)] = us;
+        us -= 6.0;
+      }
+    }
+    write("times", times);
+    return times;
+  }
+
+  bench_options relu_vec(const gpu_choice& gpus) const {
+    bench_options options;
+    options.root = BLASTER_SOURCE_DIR;
+    options.task = "relu";
+    options.candidates = {fs::path(BLASTER_SOURCE_DIR) / "kernels" / "relu" / "relu_vec.cu"};
+    options.use_tuned = false;
+    options.gpus = gpus;
+    options.sessions = 2;
+    options.confirm_best = 1;
+    options.cooldown_s = 0.0;
+    options.worker_executable = script_;
+    options.compile.executable = BLASTER_BINARY;  // NVRTC runs in the real sandbox
+    options.command = "spread bench test";
+    return options;
+  }
+
   fs::path dir_;
   fs::path script_;
 };
 
 TEST_F(SpreadBench, GatesSpreadScreeningRanksPerGpuAndVerdictsStayOnTheFirst) {
-  // relu_vec's six configurations, the fastest BLOCK=256,UNROLL=4 at 40 us, the baseline 100 us.
-  json times = {{"init", 100.0}};
-  double us = 70.0;
-  for (const char* block : {"128", "256"}) {
-    for (const char* unroll : {"1", "2", "4"}) {
-      times[fmt::format("relu_vec[BLOCK={},UNROLL={}]", block, unroll)] = us;
-      us -= 6.0;
-    }
-  }
-  write("times", times);
-  bench_options options;
-  options.root = BLASTER_SOURCE_DIR;
-  options.task = "relu";
-  options.candidates = {fs::path(BLASTER_SOURCE_DIR) / "kernels" / "relu" / "relu_vec.cu"};
-  options.use_tuned = false;
-  options.gpus = parse_gpu_choice("all");
-  options.sessions = 2;
-  options.confirm_best = 1;
-  options.cooldown_s = 0.0;
-  options.worker_executable = script_;
-  options.compile.executable = BLASTER_BINARY;  // NVRTC runs in the real sandbox
-  options.command = "spread bench test";
+  const json times = relu_vec_times();
   store records(dir_ / "home");
-  const bench_report report = run_bench(options, records);
+  const bench_report report = run_bench(relu_vec(parse_gpu_choice("all")), records);
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   ASSERT_EQ(report.gpus.size(), 2U);
   EXPECT_EQ(report.device->uuid, "GPU-aa");
@@ -175,6 +185,28 @@ TEST_F(SpreadBench, GatesSpreadScreeningRanksPerGpuAndVerdictsStayOnTheFirst) {
   ASSERT_TRUE(best.speedup);
   EXPECT_DOUBLE_EQ(*best.speedup, 100.0 / 40.0);
   ASSERT_TRUE(best.verdict);
+}
+
+// Without --gpus: one GPU gates everything, its first session screens, and the fastest goes on
+// to a verdict over both sessions.
+TEST_F(SpreadBench, OnOneGpuTheFirstSessionScreens) {
+  const json times = relu_vec_times();
+  store records(dir_ / "home");
+  const bench_report report = run_bench(relu_vec(gpu_choice{}), records);
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  EXPECT_TRUE(report.gpus.empty());
+  EXPECT_EQ(report.device->uuid, "GPU-aa");
+  ASSERT_EQ(report.results.size(), 7U);
+  for (const auto& r : report.results) {
+    SCOPED_TRACE(r.label);
+    ASSERT_EQ(r.status, "passed") << r.message;
+    EXPECT_TRUE(r.gated_on.empty() && r.timed_on.empty()) << "one GPU: the device names it";
+    EXPECT_EQ(r.screened, !r.baseline && r.label != "relu_vec[BLOCK=256,UNROLL=4]");
+    EXPECT_EQ(r.session_medians_us.size(), r.screened ? 1U : 2U);
+    EXPECT_DOUBLE_EQ(r.session_medians_us[0], times[r.label].get<double>());
+  }
+  EXPECT_EQ(report.aa_medians_us, (std::vector<double>(2, 100.0)));
+  ASSERT_TRUE(report.results.back().verdict);
 }
 
 }  // namespace
