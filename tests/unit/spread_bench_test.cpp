@@ -18,6 +18,8 @@
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/warm_bench.hpp"
 #include "benchmarking/worker_result.hpp"
+#include "core/parallel_for.hpp"
+#include "evidence/database.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
@@ -207,6 +209,34 @@ TEST_F(SpreadBench, OnOneGpuTheFirstSessionScreens) {
   }
   EXPECT_EQ(report.aa_medians_us, (std::vector<double>(2, 100.0)));
   ASSERT_TRUE(report.results.back().verdict);
+}
+
+// A portfolio on two GPUs runs two benches at once, each recording through its own connection
+// to the one home: both runs are there whole, each on its own GPU.
+TEST_F(SpreadBench, TwoBenchesSideBySideRecordIntoOneHome) {
+  relu_vec_times();
+  { const store schema(dir_ / "home"); }  // made before the connections race to make it
+  std::vector<bench_report> reports(2);
+  on_every_lane(2, [&](std::size_t lane) {
+    store records(dir_ / "home");
+    reports[lane] = run_bench(
+        relu_vec(gpu_choice{.all = false, .ordinals = {static_cast<int>(lane)}}), records);
+  });
+  store records(dir_ / "home");
+  for (std::size_t lane = 0; lane < 2; ++lane) {
+    SCOPED_TRACE(lane);
+    const bench_report& r = reports[lane];
+    ASSERT_TRUE(r.gpu) << r.gpu_unavailable;
+    EXPECT_EQ(r.device->uuid, lane == 0 ? "GPU-aa" : "GPU-bb");
+    statement run = records.db().prepare(
+        "SELECT status, (SELECT count(*) FROM compilations WHERE run_id = ?1) FROM runs "
+        "WHERE id = ?1");
+    run.bind(1, r.run_id);
+    ASSERT_TRUE(run.step());
+    EXPECT_EQ(run.column_text(0), "completed");
+    EXPECT_EQ(run.column_int64(1), 7);
+  }
+  EXPECT_NE(reports[0].run_id, reports[1].run_id);
 }
 
 }  // namespace
