@@ -181,7 +181,8 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     const std::filesystem::path out =
         f->out.empty() ? std::filesystem::path(s.name + "-bundle") : f->out;
     // A missing GPU is cuda::gpu_unavailable, which main turns into exit 3.
-    if (gpus) options.gpus = choose_gpus(*gpus, this_executable());
+    if (gpus)
+      options.choose_gpus = [choice = *gpus] { return choose_gpus(choice, this_executable()); };
     store records(resolve_home(global.home));
     if (options.shards > 1) records.number_runs_from(shard_first_run_id(options.shard));
     const std::vector<portfolio_outcome> outcomes = run_portfolio(

@@ -202,7 +202,9 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   const auto started = std::chrono::steady_clock::now();
   std::mutex recording;  // progress, found and the counts, which every GPU's entries update
   std::size_t benched = 0;
-  const std::size_t lanes = std::max<std::size_t>(options.gpus.size(), 1);
+  const std::vector<gpu_lane> gpus =
+      options.choose_gpus && !entries.empty() ? options.choose_gpus() : options.gpus;
+  const std::size_t lanes = std::max<std::size_t>(gpus.size(), 1);
   auto run_entry = [&](const std::vector<std::size_t>& entry, std::size_t lane, store& db) {
     warm_bench series(/*keep_worker=*/false);
     for (const std::size_t i : entry) series.cases.push_back(items[i].case_name);
@@ -213,8 +215,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         const double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         spdlog::info("[{}/{}]{} {} {} case {}{}", i + 1, items.size(),
-                     options.gpus.empty() ? std::string()
-                                          : fmt::format(" GPU {}", options.gpus[lane].ordinal),
+                     gpus.empty() ? std::string() : fmt::format(" GPU {}", gpus[lane].ordinal),
                      item.id, item.task, item.case_name,
                      // The wall time per case so far, over every GPU.
                      benched > 0 ? fmt::format(" · about {} left",
@@ -235,7 +236,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       b.timing.max_noise = s.protocol.max_noise;
       b.profile = s.protocol.profile;
       b.compile_only = options.compile_only;
-      if (!options.gpus.empty()) b.gpus.ordinals = {options.gpus[lane].ordinal};
+      if (!gpus.empty()) b.gpus.ordinals = {gpus[lane].ordinal};
       if (item.mode) {
         b.timing.mode = *parse_timing_mode(*item.mode);
         b.mode_given = true;

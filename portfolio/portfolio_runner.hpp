@@ -53,8 +53,11 @@ struct portfolio_options {
   // The GPUs to run on (--gpus, choose_gpus): each runs whole entries, one at a time, taking the
   // next entry when it is done with its last, so that every comparison stays on one GPU. Each
   // GPU records its runs through a connection of its own to the same home. None: this
-  // process's device 0.
+  // process's device 0, or those choose_gpus picks.
   std::vector<gpu_lane> gpus;
+  // Picks the GPUs (--gpus) once there is a case left to run, so that a portfolio whose every
+  // case is recorded writes its bundle where there is no GPU; unset: gpus as given.
+  std::function<std::vector<gpu_lane>()> choose_gpus;
 };
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that

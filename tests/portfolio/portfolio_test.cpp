@@ -67,7 +67,8 @@ class Portfolio : public ::testing::Test {
             .shard = 1,
             .shards = 1,
             .compile_only = false,
-            .gpus = {}};
+            .gpus = {},
+            .choose_gpus = {}};
   }
 
   // The same on two GPUs (no GPU is touched: the bench is a stand-in).
@@ -412,9 +413,13 @@ TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide)
     EXPECT_EQ(run.column_text(0), "completed");
   }
   EXPECT_EQ(ids.size(), 3U);
-  // The progress names all three: a portfolio started again redoes nothing, on any GPUs.
+  // The progress names all three: a portfolio started again redoes nothing, and looks for no GPU.
   fake_bench none;
-  const auto again = run_portfolio(s, options_at(), records, std::ref(none));
+  portfolio_options resumed = options_at();
+  resumed.choose_gpus = []() -> std::vector<gpu_lane> {
+    throw cuda::gpu_unavailable("no GPU here");
+  };
+  const auto again = run_portfolio(s, resumed, records, std::ref(none));
   EXPECT_TRUE(none.asked.empty());
   ASSERT_EQ(again.size(), 3U);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(again[i].run_id, outcomes[i].run_id);
@@ -422,7 +427,9 @@ TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide)
 
 TEST_F(Portfolio, AGpuThatFailsStopsThePortfolioAndKeepsWhatTheOtherRecorded) {
   const suite s = two_tasks();
-  const portfolio_options options = on_two_gpus();
+  // Picked once there is work, as --gpus picks them.
+  portfolio_options options = options_at();
+  options.choose_gpus = [] { return on_two_gpus().gpus; };
   store records(dir_ / "home");
   std::mutex asking;
   fake_bench inner;
