@@ -59,8 +59,8 @@ struct bench_options {
   // Runs the gate's small cases of every variant that passed it under compute-sanitizer's
   // memcheck, racecheck, initcheck and synccheck, where it is installed.
   bool sanitize = false;
-  // Hardware counters of every variant that passed, in a worker of their own after its timing
-  // (--profile); or instead of the timing (`blaster profile`). With ncu, Nsight Compute's report
+  // Hardware counters of every variant that passed and was not screened out, in a worker of
+  // their own after its timing (--profile); or instead of the timing (`blaster profile`). With ncu, Nsight Compute's report
   // of the same kernels too, where it is installed.
   bool profile = false;
   bool profile_only = false;

@@ -137,7 +137,9 @@ void profile_variants(const gate_data& data,
   if (ncu && !tool) spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
   for (const auto& [index, request] : survivors) {
     variant_result& r = report.results[index];
-    if (r.status == "rejected" || (r.baseline && !baseline)) continue;
+    // A variant screened out is slower than the ones confirmed: its diagnosis explains a
+    // configuration nobody runs, at the cost of a replayed profile each.
+    if (r.status == "rejected" || r.screened || (r.baseline && !baseline)) continue;
     spdlog::info("{}: counters", r.label);
     r.profile = profile_variant(data, request, launcher, deadline, tool, cas);
     if (ncu && !tool) r.profile->ncu_unavailable = "Nsight Compute (ncu) is not installed";

@@ -29,8 +29,8 @@ diagnostics profile_variant(const gate_data& data, worker_request request,
                             const std::optional<std::filesystem::path>& ncu, cas_store& cas);
 
 // The counters of each variant of `survivors` ({index into report.results, its request}) that
-// was not rejected (the baseline only with `baseline`), into its result; with `ncu`, Nsight
-// Compute's report too, or why none came.
+// was neither rejected nor screened out (the baseline only with `baseline`), into its result;
+// with `ncu`, Nsight Compute's report too, or why none came.
 void profile_variants(const gate_data& data,
                       const std::vector<std::pair<std::size_t, worker_request>>& survivors,
                       const worker_launcher& launcher, std::chrono::milliseconds deadline, bool ncu,

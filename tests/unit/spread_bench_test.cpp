@@ -68,6 +68,9 @@ elif phase == "time":
     timing["samples"]["median_us"] = us
     timing["samples"]["sample_us"] = [us] * 10
     answer({"timing": timing})
+elif phase == "profile":
+    answer({"profile": {"source": "stand-in", "chip": "gh100", "passes": 1, "case": "canonical",
+                        "kernels": [], "missing": []}})
 else:
     answer({"failure": {"reason": "crash", "message": "no " + phase}})
 )";
@@ -157,7 +160,9 @@ class SpreadBench : public ::testing::Test {
 TEST_F(SpreadBench, GatesSpreadScreeningRanksPerGpuAndVerdictsStayOnTheFirst) {
   const json times = relu_vec_times();
   store records(dir_ / "home");
-  const bench_report report = run_bench(relu_vec(parse_gpu_choice("all")), records);
+  bench_options options = relu_vec(parse_gpu_choice("all"));
+  options.profile = true;
+  const bench_report report = run_bench(options, records);
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   ASSERT_EQ(report.gpus.size(), 2U);
   EXPECT_EQ(report.device->uuid, "GPU-aa");
@@ -167,6 +172,8 @@ TEST_F(SpreadBench, GatesSpreadScreeningRanksPerGpuAndVerdictsStayOnTheFirst) {
     SCOPED_TRACE(r.label);
     ASSERT_EQ(r.status, "passed") << r.message;
     gated_on.insert(r.gated_on);
+    // The counters of the confirmed ones only: a screened-out configuration is nobody's.
+    EXPECT_EQ(r.profile.has_value(), !r.screened);
     if (r.screened) {
       EXPECT_EQ(r.session_medians_us.size(), 1U);
       // Its one session, on the GPU that screened it.
