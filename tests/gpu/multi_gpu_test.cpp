@@ -130,6 +130,7 @@ TEST_F(MultiGpu, GatesSpreadOverTheGpusAndEveryVerdictIsTimedOnTheFirst) {
   int screened = 0;
   for (const auto& r : report.results) {
     SCOPED_TRACE(r.label);
+    if (r.checks.empty()) continue;  // not gated: rejected before the GPU
     EXPECT_FALSE(r.gated_on.empty());
     gated_on.insert(r.gated_on);
     if (r.status != "passed") continue;
