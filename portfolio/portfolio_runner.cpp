@@ -1,5 +1,6 @@
 #include "portfolio/portfolio_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -262,6 +263,10 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   if (lanes == 1) {
     for (const auto& entry : entries) run_entry(entry, 0, records);
   } else {
+    // The tasks with the most cases left first, in the suite's order otherwise: a long task
+    // started last would leave the other GPUs idle while it runs.
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
     // Each GPU's connection numbers its runs as this one does, in the same home.
     std::deque<store> connections;
     for (std::size_t lane = 0; lane < lanes; ++lane) {

@@ -425,6 +425,43 @@ TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide)
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(again[i].run_id, outcomes[i].run_id);
 }
 
+// On several GPUs the tasks with the most cases start first, so that a long task does not run
+// alone at the end; the outcomes still come back in the suite's order.
+TEST_F(Portfolio, OnTwoGpusTheTaskWithTheMostCasesStartsFirst) {
+  const auto file = write("three.json", R"({
+      "name": "three", "title": "three tasks",
+      "entries": [
+        {"id": "a", "task": "rmsnorm", "cases": [{"case": "canonical"}]},
+        {"id": "b", "task": "gelu", "cases": [{"case": "canonical"}]},
+        {"id": "c", "task": "relu", "cases": [{"case": "canonical"}, {"case": "large"}]}]})");
+  const suite s = load_suite(BLASTER_SOURCE_DIR, file.string());
+  store records(dir_ / "home");
+  std::mutex asking;
+  fake_bench inner;
+  std::vector<std::string> started;
+  auto bench = [&](const bench_options& o, store& db, warm_bench& series) {
+    {
+      const std::lock_guard lock(asking);
+      started.push_back(o.task + "/" + o.timed_case);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const std::lock_guard lock(asking);
+    return inner(o, db, series);
+  };
+  const auto outcomes = run_portfolio(s, on_two_gpus(), records, bench);
+  // relu's two cases and rmsnorm's one start at once; gelu waits for rmsnorm's GPU.
+  ASSERT_EQ(started.size(), 4U);
+  const auto at = [&](const std::string& key) {
+    return std::find(started.begin(), started.end(), key) - started.begin();
+  };
+  EXPECT_LT(at("relu/canonical"), at("gelu/canonical"));
+  EXPECT_LT(at("rmsnorm/canonical"), at("gelu/canonical"));
+  ASSERT_EQ(outcomes.size(), 4U);
+  EXPECT_EQ(outcomes[0].item.key(), "rmsnorm/canonical");
+  EXPECT_EQ(outcomes[1].item.key(), "gelu/canonical");
+  EXPECT_EQ(outcomes[2].item.key(), "relu/canonical");
+}
+
 TEST_F(Portfolio, AGpuThatFailsStopsThePortfolioAndKeepsWhatTheOtherRecorded) {
   const suite s = two_tasks();
   // Picked once there is work, as --gpus picks them.
