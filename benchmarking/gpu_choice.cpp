@@ -1,7 +1,5 @@
 #include "benchmarking/gpu_choice.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -55,7 +53,7 @@ std::string to_string(const gpu_choice& choice) {
 
 std::vector<gpu_lane> resolve_gpu_choice(const gpu_choice& choice,
                                          const std::vector<cuda::device_properties>& devices,
-                                         const char* cuda_visible_devices) {
+                                         const std::vector<std::string>& visible) {
   std::vector<int> ordinals = choice.ordinals;
   if (choice.all) {
     for (std::size_t i = 0; i < devices.size(); ++i) ordinals.push_back(static_cast<int>(i));
@@ -85,26 +83,11 @@ std::vector<gpu_lane> resolve_gpu_choice(const gpu_choice& choice,
           to_string(choice), ordinals.front(), first.name, o, d.name);
     }
   }
-  // The entries CUDA_VISIBLE_DEVICES gives this process, in order: a worker shown entry k sees
-  // this process's GPU k.
-  std::vector<std::string> entries;
-  if (cuda_visible_devices != nullptr && *cuda_visible_devices != '\0') {
-    std::string_view rest = cuda_visible_devices;
-    while (!rest.empty()) {
-      std::string_view item = rest.substr(0, rest.find(','));
-      rest.remove_prefix(std::min(rest.size(), item.size() + 1));
-      while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
-        item.remove_prefix(1);
-      while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
-        item.remove_suffix(1);
-      entries.emplace_back(item);
-    }
-  }
   std::vector<gpu_lane> lanes;
   for (const int o : ordinals) {
     const auto k = static_cast<std::size_t>(o);
     lanes.push_back({.ordinal = o,
-                     .visible = entries.empty() ? std::to_string(o) : entries.at(k),
+                     .visible = visible.empty() ? std::to_string(o) : visible.at(k),
                      .device = devices[k]});
   }
   return lanes;

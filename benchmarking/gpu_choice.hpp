@@ -31,11 +31,12 @@ struct gpu_lane {
   cuda::device_properties device;  // from the listing, before the GPU is probed
 };
 
-// The lanes of `choice` among `devices`, this process's GPUs in CUDA's order, given the process's
-// CUDA_VISIBLE_DEVICES (null: none). Refuses, naming the GPUs that are there: an ordinal with no
-// GPU, a GPU named twice, and GPUs of two models (a run's ratios compare one model's numbers).
+// The lanes of `choice` among `devices`, this process's GPUs in CUDA's order, given the entries of
+// its CUDA_VISIBLE_DEVICES (visible_devices(); none: unset), entry k being GPU k. Refuses, naming
+// the GPUs that are there: an ordinal with no GPU, a GPU named twice, and GPUs of two models (a
+// run's ratios compare one model's numbers).
 std::vector<gpu_lane> resolve_gpu_choice(const gpu_choice& choice,
                                          const std::vector<cuda::device_properties>& devices,
-                                         const char* cuda_visible_devices);
+                                         const std::vector<std::string>& visible);
 
 }  // namespace blaster

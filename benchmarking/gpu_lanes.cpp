@@ -1,6 +1,5 @@
 #include "benchmarking/gpu_lanes.hpp"
 
-#include <cstdlib>
 #include <random>
 #include <set>
 
@@ -20,6 +19,15 @@ std::string lock_name(const std::string& visible) {
 }
 void say_waiting(const std::string& message) { spdlog::info("{}", message); }
 
+// Why a worker's `answer` to `what` ("the GPU probe") carries nothing: no GPU there, or its
+// failure in words; empty where it answered.
+std::string unanswered(const worker_answer& answer, const std::string& what) {
+  if (!answer.result) return what + " failed: " + answer.why;
+  if (answer.result->unavailable) return *answer.result->unavailable;
+  if (answer.result->failure) return what + " failed: " + answer.result->failure->message;
+  return {};
+}
+
 // Asks a worker what GPU there is and how fast it copies. The parent itself never touches the
 // driver: a process that has initialized CUDA passes a broken state to what it forks.
 probed_device probe(const worker_launcher& launcher) {
@@ -28,14 +36,9 @@ probed_device probe(const worker_launcher& launcher) {
   worker_request request;
   request.phase = worker_phase::probe;
   const worker_answer answer = launcher.run(request, first_deadline);
-  probed_device found;
-  if (!answer.result) {
-    found.unavailable = "the GPU probe failed: " + answer.why;
-  } else if (answer.result->unavailable) {
-    found.unavailable = *answer.result->unavailable;
-  } else if (answer.result->failure) {
-    found.unavailable = "the GPU probe failed: " + answer.result->failure->message;
-  } else if (!answer.result->probe) {
+  probed_device found{.probe = std::nullopt, .unavailable = unanswered(answer, "the GPU probe")};
+  if (!found.unavailable.empty()) return found;
+  if (!answer.result->probe) {
     found.unavailable = "the GPU probe failed: it answered without a probe";
   } else {
     found.probe = answer.result->probe;
@@ -53,17 +56,12 @@ gpu_listing list_gpus(const worker_launcher& lister) {
   worker_request request;
   request.phase = worker_phase::devices;
   const worker_answer answer = lister.run(request, first_deadline);
-  gpu_listing out;
-  if (answer.result && answer.result->devices) {
-    out.devices = *answer.result->devices;
-  } else if (!answer.result) {
-    out.unavailable = "listing the GPUs failed: " + answer.why;
-  } else if (answer.result->unavailable) {
-    out.unavailable = *answer.result->unavailable;
+  gpu_listing out{.devices = {}, .unavailable = unanswered(answer, "listing the GPUs")};
+  if (!out.unavailable.empty()) return out;
+  if (!answer.result->devices) {
+    out.unavailable = "listing the GPUs failed: no list came back";
   } else {
-    out.unavailable =
-        "listing the GPUs failed: " + (answer.result->failure ? answer.result->failure->message
-                                                              : std::string("no list came back"));
+    out.devices = *answer.result->devices;
   }
   return out;
 }
@@ -80,7 +78,7 @@ std::vector<gpu_lane> choose_gpus(const gpu_choice& choice,
   const scratch_folder scratch((static_cast<std::uint64_t>(entropy()) << 32U) | entropy());
   const gpu_listing listed = list_gpus(lister(executable, scratch.path()));
   if (!listed.unavailable.empty()) throw cuda::gpu_unavailable(listed.unavailable);
-  return resolve_gpu_choice(choice, listed.devices, std::getenv("CUDA_VISIBLE_DEVICES"));
+  return resolve_gpu_choice(choice, listed.devices, visible_devices());
 }
 
 std::vector<worker_launcher> lane_launchers(const gpu_choice& choice, bool compile_only,
@@ -93,8 +91,7 @@ std::vector<worker_launcher> lane_launchers(const gpu_choice& choice, bool compi
                !listed.unavailable.empty()) {
       kept.lanes.emplace_back().probed.emplace().unavailable = listed.unavailable;
     } else {
-      for (auto& gpu :
-           resolve_gpu_choice(choice, listed.devices, std::getenv("CUDA_VISIBLE_DEVICES"))) {
+      for (auto& gpu : resolve_gpu_choice(choice, listed.devices, visible_devices())) {
         kept.lanes.emplace_back().gpu = std::move(gpu);
       }
     }

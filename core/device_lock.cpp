@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,12 +17,28 @@
 
 namespace blaster {
 
-std::string visible_device() {
+std::vector<std::string> visible_devices() {
+  std::vector<std::string> entries;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (visible == nullptr || *visible == '\0') return "0";
-  std::string first(visible);
-  first = first.substr(0, first.find(','));
-  return first.empty() ? "0" : first;
+  if (visible == nullptr || *visible == '\0') return entries;
+  std::string_view rest = visible;
+  while (true) {
+    std::string_view item = rest.substr(0, rest.find(','));
+    const std::size_t next = item.size() + 1;
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
+    entries.emplace_back(item);
+    if (next > rest.size()) break;
+    rest.remove_prefix(next);
+  }
+  return entries;
+}
+
+std::string visible_device() {
+  const std::vector<std::string> entries = visible_devices();
+  return entries.empty() || entries.front().empty() ? "0" : entries.front();
 }
 
 std::filesystem::path device_lock_path(const std::string& device) {

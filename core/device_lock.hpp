@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace blaster {
 
@@ -25,8 +26,11 @@ class device_lock {
   bool waited_ = false;
 };
 
-// The GPU that CUDA calls device 0 in this process: the first entry of CUDA_VISIBLE_DEVICES
-// (an index or a UUID), or "0".
+// The entries of CUDA_VISIBLE_DEVICES (indices or UUIDs), in order, each without the blanks around
+// it: entry k is the GPU that CUDA calls device k in this process. None where it is unset.
+std::vector<std::string> visible_devices();
+
+// The GPU that CUDA calls device 0 in this process: the first of visible_devices(), or "0".
 std::string visible_device();
 
 // $BLASTER_LOCK_DIR (default /tmp)/blaster-gpu-<device>.lock.

@@ -104,6 +104,10 @@ TEST(DeviceName, IsTheFirstVisibleDevice) {
   EXPECT_EQ(visible_device(), "GPU-ab12");
   ::setenv("CUDA_VISIBLE_DEVICES", "1", 1);
   EXPECT_EQ(visible_device(), "1");
+  // Each entry without its blanks, as a worker shown one of them names it.
+  ::setenv("CUDA_VISIBLE_DEVICES", " 2 ,GPU-cd", 1);
+  EXPECT_EQ(visible_device(), "2");
+  EXPECT_EQ(visible_devices(), (std::vector<std::string>{"2", "GPU-cd"}));
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   EXPECT_EQ(visible_device(), "0");
   ::setenv("BLASTER_LOCK_DIR", "/locks", 1);

@@ -2,11 +2,13 @@
 // choices it refuses with the GPUs that are there.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "benchmarking/gpu_choice.hpp"
 #include "benchmarking/worker_result.hpp"
+#include "core/device_lock.hpp"
 #include "core/error.hpp"
 
 namespace blaster {
@@ -23,10 +25,9 @@ cuda::device_properties gpu(const std::string& name, const std::string& uuid, in
 const std::vector<cuda::device_properties> two_h200 = {gpu("NVIDIA H200", "GPU-aa"),
                                                        gpu("NVIDIA H200", "GPU-bb")};
 
-std::string refusal(const gpu_choice& choice, const std::vector<cuda::device_properties>& devices,
-                    const char* visible = nullptr) {
+std::string refusal(const gpu_choice& choice, const std::vector<cuda::device_properties>& devices) {
   try {
-    static_cast<void>(resolve_gpu_choice(choice, devices, visible));
+    static_cast<void>(resolve_gpu_choice(choice, devices, {}));
   } catch (const input_error& e) {
     return e.what();
   }
@@ -51,14 +52,16 @@ TEST(GpuChoice, AllOrNumbersSeparatedByCommas) {
 }
 
 TEST(GpuChoice, EachGpuIsShownAloneAsThisProcessNumbersIt) {
-  const auto lanes = resolve_gpu_choice(parse_gpu_choice("1,0"), two_h200, nullptr);
+  const auto lanes = resolve_gpu_choice(parse_gpu_choice("1,0"), two_h200, {});
   ASSERT_EQ(lanes.size(), 2U);
   EXPECT_EQ(lanes[0].ordinal, 1);
   EXPECT_EQ(lanes[0].visible, "1");
   EXPECT_EQ(lanes[0].device.uuid, "GPU-bb");
   EXPECT_EQ(lanes[1].visible, "0");
   // Under CUDA_VISIBLE_DEVICES this process's GPU k is the list's entry k, whatever it names.
-  const auto pinned = resolve_gpu_choice(parse_gpu_choice("all"), two_h200, "GPU-bb, 3,7");
+  ::setenv("CUDA_VISIBLE_DEVICES", "GPU-bb, 3,7", 1);
+  const auto pinned = resolve_gpu_choice(parse_gpu_choice("all"), two_h200, visible_devices());
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_EQ(pinned.size(), 2U);
   EXPECT_EQ(pinned[0].visible, "GPU-bb");
   EXPECT_EQ(pinned[1].visible, "3");
