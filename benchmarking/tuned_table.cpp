@@ -57,6 +57,17 @@ const tuned_entry* tuned_table::nearest(std::int64_t size) const {
   return best;
 }
 
+void tuned_table::put(tuned_entry entry) {
+  const auto at =
+      std::lower_bound(entries.begin(), entries.end(), entry.size,
+                       [](const tuned_entry& e, std::int64_t size) { return e.size < size; });
+  if (at != entries.end() && at->size == entry.size) {
+    *at = std::move(entry);
+  } else {
+    entries.insert(at, std::move(entry));
+  }
+}
+
 std::string tuned_table::key_value(std::string_view name) const {
   for (const auto& [k, v] : key) {
     if (k == name) return v;

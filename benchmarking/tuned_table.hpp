@@ -42,6 +42,8 @@ struct tuned_table {
   [[nodiscard]] const tuned_entry* nearest(std::int64_t size) const;
   // The value of a key of the file name, or empty.
   [[nodiscard]] std::string key_value(std::string_view name) const;
+  // Adds `entry` in its place by size, in place of an entry of the same size.
+  void put(tuned_entry entry);
 };
 
 // The tuned table entry a variant was chosen by.

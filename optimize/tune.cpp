@@ -99,11 +99,7 @@ tune_result run_tune(const tune_options& options, store& records) {
              .entries = {}});
         table = std::prev(out.tables.end());
       }
-      // Two cases of one size in one shape: the later run is the entry.
-      std::erase_if(table->entries, [&](const tuned_entry& e) { return e.size == size; });
-      table->entries.push_back(*tc.entry);
-      std::sort(table->entries.begin(), table->entries.end(),
-                [](const tuned_entry& a, const tuned_entry& b) { return a.size < b.size; });
+      table->put(*tc.entry);  // two cases of one size in one shape: the later run is the entry
     }
     out.cases.push_back(std::move(tc));
   }
@@ -131,11 +127,9 @@ tuned_table with_earlier_entries(const tuned_table& table, const std::filesystem
     const bool tuned_now = std::any_of(table.entries.begin(), table.entries.end(),
                                        [&](const tuned_entry& n) { return n.size == e.size; });
     if (tuned_now) continue;
-    merged.entries.push_back(e);
+    merged.put(e);
     kept.push_back(e.size);
   }
-  std::sort(merged.entries.begin(), merged.entries.end(),
-            [](const tuned_entry& a, const tuned_entry& b) { return a.size < b.size; });
   return merged;
 }
 

@@ -89,6 +89,27 @@ TEST(TunedTable, BlastersTableKeepsItsMeasurementsThroughAWriteAndARead) {
 }
 
 // Every error names the file and the entry, and says what belongs there.
+TEST(TunedTable, AnEntryGoesInItsPlaceBySizeInPlaceOfOneOfTheSameSize) {
+  tuned_table t;
+  for (const std::int64_t size : {128, 1, 8192}) {
+    t.put({.size = size,
+           .params = {{"THREADS", "256"}},
+           .time_us = 1.0,
+           .interval_us = {},
+           .default_time_us = {}});
+  }
+  t.put({.size = 128,
+         .params = {{"THREADS", "512"}},
+         .time_us = 2.0,
+         .interval_us = {},
+         .default_time_us = {}});
+  ASSERT_EQ(t.entries.size(), 3U);
+  EXPECT_EQ(t.entries[0].size, 1);
+  EXPECT_EQ(t.entries[1].size, 128);
+  EXPECT_EQ(t.entries[1].params.at("THREADS"), "512");
+  EXPECT_EQ(t.entries[2].size, 8192);
+}
+
 TEST(TunedTable, AMalformedTableIsAnInputErrorThatNamesTheEntry) {
   const testing::temp_home home("tuned-bad");
   auto message_of = [&](const std::string& content) {
