@@ -99,6 +99,10 @@ class measurement {
   bool screen_on_lanes(std::vector<std::ptrdiff_t>& order);
   // The indices into report.results of the survivors.
   [[nodiscard]] std::vector<std::size_t> survivor_results() const;
+  // Whether the baseline passed the gate: it is then the first survivor.
+  [[nodiscard]] bool baseline_survived() const {
+    return !survivors_.empty() && report_.results[survivors_.front().first].baseline;
+  }
 
   const bench_options& options_;
   const task_spec& task_;
@@ -274,11 +278,8 @@ std::vector<std::size_t> measurement::survivor_results() const {
 }
 
 bool measurement::screen_on_lanes(std::vector<std::ptrdiff_t>& order) {
-  const bool baseline_survived =
-      !survivors_.empty() && report_.results[survivors_.front().first].baseline;
-  const std::size_t candidates = survivors_.size() - (baseline_survived ? 1 : 0);
-  if (launchers_.size() < 2 || options_.confirm_best <= 0 || !baseline_survived ||
-      candidates <= static_cast<std::size_t>(options_.confirm_best)) {
+  if (launchers_.size() < 2 || options_.confirm_best <= 0 || !baseline_survived() ||
+      survivors_.size() - 1 <= static_cast<std::size_t>(options_.confirm_best)) {
     return false;
   }
   const phase_timer timer(report_.phase_ms, "screening");
@@ -325,10 +326,8 @@ void measurement::time() {
   std::vector<std::ptrdiff_t> order;
   for (std::size_t i = 0; i < survivors_.size(); ++i)
     order.push_back(static_cast<std::ptrdiff_t>(i));
-  const bool baseline_survived =
-      !survivors_.empty() && report_.results[survivors_.front().first].baseline;
-  if (baseline_survived) order.push_back(again);
-  const bool only_baseline_left = survivors_.size() == 1 && baseline_survived;
+  if (baseline_survived()) order.push_back(again);
+  const bool only_baseline_left = survivors_.size() == 1 && baseline_survived();
   const bool only_baseline_given = report_.results.size() == 1 && report_.results[0].baseline;
   const int sessions = options_.time_lone_baseline || !only_baseline_left || only_baseline_given
                            ? std::max(1, options_.sessions)
