@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,10 @@ struct bench_options {
   // 0: every variant is timed in every session. N: after the first session only the baseline
   // and the N fastest candidates go on; the others are reported as screened out.
   int confirm_best = 0;
+  // With confirm_best: the candidate's configurations (params) that go on whatever their first
+  // session's time, beside the N fastest: `tune --check` times each entry of a table at every
+  // other entry's size.
+  std::vector<std::map<std::string, std::string>> always_confirm;
   // With confirm_best: the first session's sampling budget per variant [milliseconds], where it
   // is below the timing's own. Screening needs the order of the variants, not their last digit;
   // the sessions that confirm the fastest sample under the full budget. None: the full budget.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -99,6 +100,15 @@ class measurement {
   bool screen_on_lanes(std::vector<std::ptrdiff_t>& order);
   // The indices into report.results of the survivors.
   [[nodiscard]] std::vector<std::size_t> survivor_results() const;
+  // Whether the screening keeps a result whatever its rank: a configuration of always_confirm.
+  [[nodiscard]] std::function<bool(std::size_t)> always_confirmed() const {
+    return [this](std::size_t result) {
+      const variant_result& r = report_.results[result];
+      return !r.baseline &&
+             std::find(options_.always_confirm.begin(), options_.always_confirm.end(), r.params) !=
+                 options_.always_confirm.end();
+    };
+  }
   // Whether the baseline passed the gate: it is then the first survivor.
   [[nodiscard]] bool baseline_survived() const {
     return !survivors_.empty() && report_.results[survivors_.front().first].baseline;
@@ -307,8 +317,9 @@ bool measurement::screen_on_lanes(std::vector<std::ptrdiff_t>& order) {
       rank[survivors_[entry].first] = timed->timing->median_us / baseline_us[lane];
     }
   });
-  screen(options_.confirm_best, report_, survivor_results(), order,
-         [&](std::size_t result) { return rank[result]; });
+  screen(
+      options_.confirm_best, report_, survivor_results(), order,
+      [&](std::size_t result) { return rank[result]; }, always_confirmed());
   // The confirmed ones start over on the first GPU: a verdict pairs sessions of one GPU.
   for (const auto entry : order) {
     if (entry == again) continue;
@@ -340,7 +351,7 @@ void measurement::time() {
   bool timed_baseline = false;
   for (int session = 0; session < sessions; ++session) {
     if (session == 1 && screening)
-      screen(options_.confirm_best, report_, survivor_results(), order);
+      screen(options_.confirm_best, report_, survivor_results(), order, {}, always_confirmed());
     std::vector<std::ptrdiff_t> this_session = order;
     if (session % 2 == 1) std::reverse(this_session.begin(), this_session.end());
     if (session > 0 && options_.cooldown_s > 0) {

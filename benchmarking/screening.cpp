@@ -8,7 +8,8 @@
 namespace blaster {
 
 void screen(int best, bench_report& report, const std::vector<std::size_t>& survivors,
-            std::vector<std::ptrdiff_t>& order, const std::function<double(std::size_t)>& rank) {
+            std::vector<std::ptrdiff_t>& order, const std::function<double(std::size_t)>& rank,
+            const std::function<bool(std::size_t)>& keep) {
   auto rank_of = [&](std::ptrdiff_t entry) {
     const std::size_t result = survivors[static_cast<std::size_t>(entry)];
     return rank ? rank(result) : report.results[result].session_medians_us[0];
@@ -24,7 +25,10 @@ void screen(int best, bench_report& report, const std::vector<std::size_t>& surv
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](std::ptrdiff_t a, std::ptrdiff_t b) { return rank_of(a) < rank_of(b); });
   if (candidates.size() <= static_cast<std::size_t>(best)) return;
-  const std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
+  std::set<std::ptrdiff_t> kept(candidates.begin(), candidates.begin() + best);
+  for (std::ptrdiff_t entry : candidates) {
+    if (keep && keep(survivors[static_cast<std::size_t>(entry)])) kept.insert(entry);
+  }
   std::vector<std::ptrdiff_t> next;
   for (std::ptrdiff_t entry : order) {
     variant_result& r =
@@ -36,7 +40,7 @@ void screen(int best, bench_report& report, const std::vector<std::size_t>& surv
       r.screened = true;
     }
   }
-  spdlog::info("screened: {} of {} candidates go on to the remaining sessions", best,
+  spdlog::info("screened: {} of {} candidates go on to the remaining sessions", kept.size(),
                candidates.size());
   order = std::move(next);
 }

@@ -55,21 +55,59 @@ std::string entry_line(const tuned_case& c) {
   return line;
 }
 
+// Each of the table's other configurations at this entry's size, against the entry's time.
+std::string rival_lines(const checked_entry& e) {
+  std::string lines;
+  for (const rival_time& r : e.rivals) {
+    lines +=
+        fmt::format("\n{:<18}  the entry of {} here: {} ", "", fmt::join(r.sizes, ", "), r.label);
+    if (!r.time_us) {
+      lines += "not confirmed (rejected, or screened out)";
+    } else if (e.table_time_us) {
+      lines += fmt::format("{:.2f} us ({:.2f}x the entry's time)", *r.time_us,
+                           *r.time_us / *e.table_time_us);
+    } else {
+      lines += fmt::format("{:.2f} us", *r.time_us);
+    }
+  }
+  return lines;
+}
+
 std::string checked_line(const checked_entry& e) {
   const std::string where = fmt::format("{:>6}  {:<10}", e.size, e.case_name);
   if (!e.why.empty() && !e.now.entry) return fmt::format("{}  not measured: {}", where, e.why);
   if (!e.now.entry) return fmt::format("{}  no configuration passed: {}", where, e.now.why);
   const tuned_entry& now = *e.now.entry;
-  if (e.still_best)
-    return fmt::format("{}  still the best: {} {:.2f} us", where, e.now.label, *now.time_us);
+  if (e.still_best && !e.within_noise) {
+    return fmt::format("{}  still the best: {} {:.2f} us", where, e.now.label, *now.time_us) +
+           rival_lines(e);
+  }
   std::string line =
-      fmt::format("{}  NO LONGER THE BEST: now {} {:.2f} us", where, e.now.label, *now.time_us);
-  if (now.interval_us)
-    line += fmt::format(" [{:.2f}, {:.2f}]", now.interval_us->first, now.interval_us->second);
+      e.within_noise
+          ? fmt::format("{}  still the best within noise: {} {:.2f} us, {} {:.2f} us", where,
+                        e.table_label, *e.table_time_us, e.now.label, *now.time_us)
+          : fmt::format("{}  NO LONGER THE BEST: now {} {:.2f} us", where, e.now.label,
+                        *now.time_us);
+  if (e.best_over_table) {
+    line += fmt::format(" ({:.3f}x the table's, 95% interval [{:.3f}, {:.3f}])",
+                        e.best_over_table->point, e.best_over_table->low, e.best_over_table->high);
+  }
+  if (e.within_noise) return line + rival_lines(e);
   if (e.table_label.empty()) return line + "; " + e.why;
   line += fmt::format("; the table's {} ", e.table_label);
   line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
-  return line + (e.table_screened ? " (screened out after the first session)" : "");
+  return line + (e.table_screened ? " (screened out after the first session)" : "") +
+         rival_lines(e);
+}
+
+nlohmann::json rivals_json(const checked_entry& e) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const rival_time& r : e.rivals) {
+    out.push_back({{"sizes", r.sizes},
+                   {"configuration", r.label},
+                   {"us", r.time_us ? nlohmann::json(*r.time_us) : nullptr}});
+  }
+  return out;
 }
 
 // `tune --check`: prints each entry's state; exit 1 where one is no longer the best.
@@ -94,6 +132,12 @@ int run_check(const global_options& global, const tune_options& options,
          {"table_configuration", e.table_label},
          {"table_configuration_us", e.table_time_us ? nlohmann::json(*e.table_time_us) : nullptr},
          {"table_configuration_screened", e.table_screened},
+         {"within_noise", e.within_noise},
+         {"best_over_table", e.best_over_table ? nlohmann::json{{"point", e.best_over_table->point},
+                                                                {"low", e.best_over_table->low},
+                                                                {"high", e.best_over_table->high}}
+                                               : nlohmann::json(nullptr)},
+         {"other_entries", rivals_json(e)},
          {"why", e.why},
          {"run_id", e.now.run_id}});
   }
@@ -134,6 +178,11 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       "kernels/<task>/tuned/<candidate>/ (the candidate's file name without .cu) unless --out "
       "names another folder. A table already there keeps its entries at the sizes not tuned "
       "now.\n\n"
+      "--check TABLE measures each entry again at its size the same way, with every "
+      "configuration the table holds confirmed beside the fastest, so that each entry is timed "
+      "against the others' configurations in the same sessions. An entry is no longer the best "
+      "where another configuration's speedup over it, sessions paired, has a 95% interval above "
+      "1; a faster one within that noise is reported as such.\n\n"
       "Without a GPU the candidate is compiled and the command exits with 3.\n\n"
       "Examples:\n"
       "  blaster tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
@@ -143,8 +192,10 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--cases", flags->cases,
                   "the cases to tune at (\"all\", or names separated by commas): one entry each");
   cmd->add_option("--check", flags->check,
-                  "measure a tuned table's entries again, each at its size as tune measures it, "
-                  "and say which are no longer the best (exit 1 where one is not)")
+                  "measure a tuned table's entries again, each at its size as tune measures it "
+                  "and with every other entry's configuration confirmed beside it, and say which "
+                  "are no longer the best: another configuration faster beyond the run's noise "
+                  "(exit 1 where one is not)")
       ->check(CLI::ExistingFile)
       ->excludes(cmd->get_option("--cases"));
   cmd->add_option("--size", flags->size,

@@ -146,12 +146,71 @@ std::string case_of(const task_spec& task, const tuned_table& table, const std::
   return {};
 }
 
+checked_entry judge_entry(const bench_report& report, const tuned_table& table,
+                          const tuned_entry& entry, const std::string& case_name) {
+  checked_entry out{.size = entry.size, .case_name = case_name};
+  out.now = best_of(report, case_name, entry.size);
+  const auto of_params = [&](const std::map<std::string, std::string>& params) {
+    const auto it =
+        std::find_if(report.results.begin(), report.results.end(),
+                     [&](const variant_result& r) { return !r.baseline && r.params == params; });
+    return it == report.results.end() ? nullptr : &*it;
+  };
+  const auto confirmed_time = [](const variant_result& r) {
+    return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
+  };
+  const variant_result* mine = of_params(entry.params);
+  if (mine == nullptr) {
+    out.why = "the table's configuration is not among the candidate's params";
+    return out;
+  }
+  out.table_label = mine->label;
+  if (mine->status == "passed") out.table_time_us = mine->time_us;
+  out.table_screened = mine->screened;
+  for (const tuned_entry& other : table.entries) {
+    const variant_result* r = of_params(other.params);
+    if (r == nullptr || r == mine) continue;
+    const auto rival = std::find_if(out.rivals.begin(), out.rivals.end(),
+                                    [&](const rival_time& t) { return t.label == r->label; });
+    if (rival != out.rivals.end()) {
+      rival->sizes.push_back(other.size);
+    } else {
+      out.rivals.push_back(
+          {.sizes = {other.size}, .label = r->label, .time_us = confirmed_time(*r)});
+    }
+  }
+  if (!out.now.entry) return out;
+  if (out.now.entry->params == entry.params) {
+    out.still_best = true;
+    return out;
+  }
+  // Another configuration was the fastest: by more than the noise of these sessions?
+  const variant_result* fastest = of_params(out.now.entry->params);
+  if (confirmed_time(*mine) && fastest != nullptr && !mine->session_medians_us.empty() &&
+      mine->session_medians_us.size() == fastest->session_medians_us.size()) {
+    out.best_over_table = bootstrap_speedup(mine->session_medians_us, fastest->session_medians_us,
+                                            report.bootstrap_seed);
+    out.within_noise = out.best_over_table->low <= 1.0;
+    out.still_best = out.within_noise;
+  }
+  return out;
+}
+
 check_result check_tuned_table(const tune_options& options, const tuned_table& table,
                                store& records) {
   const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
   check_result out;
   bool key_compared = false;                 // with the first run's device and toolchain
   warm_bench series(/*keep_worker=*/false);  // as tune gates: once, over every entry's case
+  // Each configuration of the table is confirmed at every entry's size, beside the fastest: an
+  // entry is then compared with the others' configurations in the same sessions.
+  std::vector<std::map<std::string, std::string>> configurations;
+  for (const tuned_entry& entry : table.entries) {
+    if (std::find(configurations.begin(), configurations.end(), entry.params) ==
+        configurations.end()) {
+      configurations.push_back(entry.params);
+    }
+  }
   for (const tuned_entry& entry : table.entries) {
     const std::string c = case_of(task, table, options.size_symbol, entry.size);
     if (!c.empty()) series.cases.push_back(c);
@@ -168,6 +227,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
     bench_options b = options.bench;
     b.timed_case = checked.case_name;
     b.command = fmt::format("{} (entry {})", options.bench.command, entry.size);
+    b.always_confirm = configurations;
     spdlog::info("entry {} (case {})", entry.size, checked.case_name);
     const bench_report report = run_bench(b, records, &series);
     if (!report.gpu) {
@@ -185,18 +245,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
         }
       }
     }
-    checked.now = best_of(report, checked.case_name, entry.size);
-    for (const variant_result& r : report.results) {
-      if (r.baseline || r.params != entry.params) continue;
-      checked.table_label = r.label;
-      if (r.status == "passed") checked.table_time_us = r.time_us;
-      checked.table_screened = r.screened;
-    }
-    if (checked.table_label.empty()) {
-      checked.why = "the table's configuration is not among the candidate's params";
-    }
-    checked.still_best = checked.now.entry && checked.now.entry->params == entry.params;
-    out.entries.push_back(std::move(checked));
+    out.entries.push_back(judge_entry(report, table, entry, checked.case_name));
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/case_summary.hpp"
+#include "benchmarking/statistics.hpp"
 #include "benchmarking/tuned_table.hpp"
 #include "tasks/task_spec.hpp"
 
@@ -69,17 +70,37 @@ tune_result run_tune(const tune_options& options, store& records);
 tuned_table with_earlier_entries(const tuned_table& table, const std::filesystem::path& folder,
                                  std::vector<std::int64_t>& kept);
 
+// The time, at one entry's size, of a configuration the table holds at other sizes.
+struct rival_time {
+  std::vector<std::int64_t> sizes{};  // the table's entries of this configuration
+  std::string label{};                // as a label of the run
+  std::optional<double> time_us{};    // none: rejected, or not timed past the first session
+};
+
 // `tune --check`: one table's entries measured again, each as tune measures it.
 struct checked_entry {
   std::int64_t size = 0;
   std::string case_name{};  // the task's case at that size and the table's shape; empty: none
+  // The table's configuration was the fastest confirmed one, or the fastest was not faster
+  // beyond the run's noise (within_noise).
   bool still_best = false;
+  bool within_noise = false;
   tuned_case now{};           // what this run found at that size
   std::string table_label{};  // the table's configuration as a label of this run, if it ran
   std::optional<double> table_time_us{};  // its time in this run
   bool table_screened = false;            // it was timed in the first session only
-  std::string why{};                      // where the entry was not measured
+  // Where another configuration was the fastest: its speedup over the table's configuration,
+  // sessions paired, with the 95% bootstrap interval; faster beyond noise where low > 1.
+  std::optional<interval> best_over_table{};
+  // The configurations of the table's other entries at this size, confirmed beside it.
+  std::vector<rival_time> rivals{};
+  std::string why{};  // where the entry was not measured
 };
+
+// Judges `entry` of `table` from a run at its size (case_name) that confirmed each of the
+// table's configurations: whether it is still the best, and what the others took there.
+checked_entry judge_entry(const bench_report& report, const tuned_table& table,
+                          const tuned_entry& entry, const std::string& case_name);
 
 struct check_result {
   std::vector<checked_entry> entries;
@@ -94,8 +115,9 @@ struct check_result {
 std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
                     std::int64_t size);
 
-// Measures every entry of `table` again at its size (tune_options' cases are ignored) and says
-// which are no longer the best: where another configuration was the fastest confirmed one.
+// Measures every entry of `table` again at its size (tune_options' cases are ignored), with
+// every configuration of the table confirmed at each size, and says which are no longer the
+// best: where another configuration was faster beyond the run's noise.
 check_result check_tuned_table(const tune_options& options, const tuned_table& table,
                                store& records);
 

@@ -130,5 +130,87 @@ TEST(TuneCheck, AnEntryIsMeasuredAgainAtTheCaseOfItsSizeAndShape) {
   EXPECT_EQ(case_of(task, table, "T", 16), "") << "no 16-token case of hidden 8192";
 }
 
+// A table of two configurations: P=1 at one token, P=8 at 16 and 8192.
+tuned_table two_configurations() {
+  tuned_table table;
+  table.entries = {{.size = 1, .params = {{"P", "1"}}},
+                   {.size = 16, .params = {{"P", "8"}}},
+                   {.size = 8192, .params = {{"P", "8"}}}};
+  return table;
+}
+
+variant_result sessions_of(variant_result r, std::vector<double> medians_us) {
+  r.session_medians_us = std::move(medians_us);
+  return r;
+}
+
+TEST(TuneCheck, AnEntryStillTheBestShowsTheOtherEntriesConfigurationsAtItsSize) {
+  const tuned_table table = two_configurations();
+  const auto report =
+      report_of({variant("init", {}, 40.0, true), variant("k[P=8]", {{"P", "8"}}, 1.5),
+                 variant("k[P=1]", {{"P", "1"}}, 1.2), variant("k[P=2]", {{"P", "2"}}, 1.3)});
+  const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_TRUE(e.still_best);
+  EXPECT_FALSE(e.within_noise);
+  EXPECT_EQ(e.table_label, "k[P=1]");
+  ASSERT_EQ(e.rivals.size(), 1U) << "the two entries of P=8 are one configuration";
+  EXPECT_EQ(e.rivals[0].label, "k[P=8]");
+  EXPECT_EQ(e.rivals[0].sizes, (std::vector<std::int64_t>{16, 8192}));
+  EXPECT_EQ(e.rivals[0].time_us, 1.5);
+}
+
+TEST(TuneCheck, AnotherConfigurationFasterBeyondTheNoiseMakesTheEntryStale) {
+  const tuned_table table = two_configurations();
+  // P=2 is 10% faster than the table's P=1 in every one of five paired sessions.
+  const auto report =
+      report_of({variant("init", {}, 40.0, true),
+                 sessions_of(variant("k[P=1]", {{"P", "1"}}, 1.0), {1.0, 1.01, 0.99, 1.0, 1.02}),
+                 sessions_of(variant("k[P=2]", {{"P", "2"}}, 0.9), {0.9, 0.91, 0.89, 0.9, 0.92}),
+                 variant("k[P=8]", {{"P", "8"}}, 1.4)});
+  const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_FALSE(e.still_best);
+  EXPECT_FALSE(e.within_noise);
+  EXPECT_EQ(e.now.label, "k[P=2]");
+  ASSERT_TRUE(e.best_over_table.has_value());
+  EXPECT_GT(e.best_over_table->low, 1.0);
+}
+
+TEST(TuneCheck, AnotherConfigurationFasterWithinTheNoiseLeavesTheEntryTheBest) {
+  const tuned_table table = two_configurations();
+  // P=2's median is lower, but it is slower than P=1 in two of the five paired sessions.
+  const auto report =
+      report_of({variant("init", {}, 40.0, true),
+                 sessions_of(variant("k[P=1]", {{"P", "1"}}, 1.0), {1.0, 0.95, 1.05, 1.0, 1.0}),
+                 sessions_of(variant("k[P=2]", {{"P", "2"}}, 0.99), {0.99, 1.04, 0.96, 0.99, 1.01}),
+                 variant("k[P=8]", {{"P", "8"}}, 1.4)});
+  const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_EQ(e.now.label, "k[P=2]");
+  ASSERT_TRUE(e.best_over_table.has_value());
+  EXPECT_LE(e.best_over_table->low, 1.0);
+  EXPECT_TRUE(e.within_noise);
+  EXPECT_TRUE(e.still_best);
+}
+
+TEST(TuneCheck, AnEntryScreenedOutIsNoLongerTheBest) {
+  const tuned_table table = two_configurations();
+  auto mine = variant("k[P=1]", {{"P", "1"}}, 2.0);
+  mine.screened = true;  // timed in the first session only: no paired sessions to weigh
+  const auto report =
+      report_of({variant("init", {}, 40.0, true), mine, variant("k[P=8]", {{"P", "8"}}, 1.1)});
+  const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_FALSE(e.still_best);
+  EXPECT_TRUE(e.table_screened);
+  EXPECT_FALSE(e.best_over_table.has_value());
+}
+
+TEST(TuneCheck, AConfigurationTheCandidateNoLongerHasIsSaidSo) {
+  const tuned_table table = two_configurations();
+  const auto report =
+      report_of({variant("init", {}, 40.0, true), variant("k[P=8]", {{"P", "8"}}, 1.1)});
+  const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_FALSE(e.still_best);
+  EXPECT_NE(e.why.find("not among"), std::string::npos) << e.why;
+}
+
 }  // namespace
 }  // namespace blaster

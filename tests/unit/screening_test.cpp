@@ -58,5 +58,18 @@ TEST(Screening, NothingIsScreenedWhenNoMoreCandidatesThanKept) {
   EXPECT_FALSE(report.results[1].screened);
 }
 
+TEST(Screening, ACandidateToKeepGoesOnWhateverItsRank) {
+  bench_report report;
+  report.results = {timed("init", 100.0, /*baseline=*/true), timed("a", 50.0), timed("b", 40.0),
+                    timed("c", 90.0), timed("d", 45.0)};
+  std::vector<std::ptrdiff_t> order = {0, 1, 2, 3, 4, -1};
+  screen(1, report, {0, 1, 2, 3, 4}, order, {}, [](std::size_t result) { return result == 3; });
+  // b is the fastest; c, the slowest, is kept too; a and d are screened.
+  EXPECT_EQ(order, (std::vector<std::ptrdiff_t>{0, 2, 3, -1}));
+  EXPECT_FALSE(report.results[3].screened);
+  EXPECT_TRUE(report.results[1].screened);
+  EXPECT_TRUE(report.results[4].screened);
+}
+
 }  // namespace
 }  // namespace blaster
