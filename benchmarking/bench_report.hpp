@@ -118,7 +118,7 @@ struct bench_report {
   std::string title;
   std::string timed_case;   // the task's canonical case unless --case names another
   std::string timed_shape;  // "B=16 C=64 H=256 W=256"
-  std::string dtype;        // of the first input, e.g. "f16"
+  std::string dtype;        // task_spec::data_dtype(), e.g. "f16"
   std::int64_t roofline_bytes = 0;
   std::int64_t roofline_read_bytes = 0;   // the task's read_bytes, or roofline_bytes unstated
   std::int64_t roofline_write_bytes = 0;  // 0 where the task does not state the mix

@@ -88,12 +88,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
     report.footprint_bytes += task.buffer_bytes(b, timed);
   }
   report.roofline_flops = task.flops.evaluate(symbols);
-  for (const auto& b : task.buffers) {
-    if (is_drawn(b.role)) {
-      report.dtype = std::string(name_of(b.type));
-      break;
-    }
-  }
+  report.dtype = task.data_dtype();
   report.nvrtc = nvrtc_version();
   report.blaster_revision = std::string(source_revision());
   report.home = records.home().string();

@@ -95,13 +95,7 @@ task_brief brief_of(const std::filesystem::path& root, const std::string& name,
                .baseline_source = read_file(task.dir / "init.cu"),
                .timed_case = timed.name,
                .shape = task.describe(timed),
-               .dtype = {}};
-  for (const auto& buffer : task.buffers) {
-    if (is_drawn(buffer.role)) {
-      b.dtype = std::string(name_of(buffer.type));
-      break;
-    }
-  }
+               .dtype = task.data_dtype()};
   return b;
 }
 

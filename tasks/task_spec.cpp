@@ -34,6 +34,16 @@ const buffer_spec* task_spec::find_buffer(std::string_view buffer) const {
   return nullptr;
 }
 
+std::string task_spec::data_dtype() const {
+  const buffer_spec* first = nullptr;
+  for (const auto& b : buffers) {
+    if (!is_drawn(b.role)) continue;
+    if (is_floating(b.type)) return std::string(name_of(b.type));
+    if (first == nullptr) first = &b;
+  }
+  return first == nullptr ? std::string() : std::string(name_of(first->type));
+}
+
 double task_spec::value(const task_case& c, std::string_view symbol) const {
   if (auto it = c.values.find(symbol); it != c.values.end()) return it->second;
   const symbol_spec* s = find_symbol(symbol);

@@ -102,6 +102,9 @@ struct task_spec {
   [[nodiscard]] const task_case& canonical() const { return find_case(canonical_case); }
   [[nodiscard]] const symbol_spec* find_symbol(std::string_view symbol) const;
   [[nodiscard]] const buffer_spec* find_buffer(std::string_view buffer) const;
+  // The dtype the task computes in, as reports and tuned tables name it: its first input of a
+  // floating type (rope's q, not its integer positions), else its first input's; empty: none.
+  [[nodiscard]] std::string data_dtype() const;
   // The value of a symbol in a case: the case's own, else the symbol's default.
   [[nodiscard]] double value(const task_case& c, std::string_view symbol) const;
   // Integer symbols only: what shape, grid and roofline expressions may read.

@@ -49,6 +49,13 @@ TEST(TaskSpecRmsnorm, CanonicalCaseIsKernelBenchShape) {
   EXPECT_DOUBLE_EQ(task.tol.rtol, 0.01);
 }
 
+TEST(TaskSpecDtype, TheDataDtypeIsTheFirstFloatingInputsNotAnIndexs) {
+  EXPECT_EQ(load_task(BLASTER_SOURCE_DIR "/tasks/rmsnorm").data_dtype(), "f16");
+  // rope's first input is its i32 positions, embedding_gather's its i32 ids: both compute bf16.
+  EXPECT_EQ(load_task(BLASTER_SOURCE_DIR "/tasks/rope").data_dtype(), "bf16");
+  EXPECT_EQ(load_task(BLASTER_SOURCE_DIR "/tasks/embedding_gather").data_dtype(), "bf16");
+}
+
 TEST(TaskSpecRmsnorm, UnknownTaskListsTheKnownOnes) {
   // A typo in --task gets the list of tasks next to the one it missed.
   try {
