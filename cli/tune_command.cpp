@@ -78,26 +78,27 @@ std::string checked_line(const checked_entry& e) {
   if (!e.why.empty() && !e.now.entry) return fmt::format("{}  not measured: {}", where, e.why);
   if (!e.now.entry) return fmt::format("{}  no configuration passed: {}", where, e.now.why);
   const tuned_entry& now = *e.now.entry;
-  if (e.still_best && !e.within_noise) {
-    return fmt::format("{}  still the best: {} {:.2f} us", where, e.now.label, *now.time_us) +
-           rival_lines(e);
+  std::string line;
+  if (e.within_noise) {
+    line = fmt::format("{}  still the best within noise: {} {:.2f} us, {} {:.2f} us", where,
+                       e.table_label, *e.table_time_us, e.now.label, *now.time_us);
+  } else if (e.still_best) {
+    line = fmt::format("{}  still the best: {} {:.2f} us", where, e.now.label, *now.time_us);
+  } else {
+    line =
+        fmt::format("{}  NO LONGER THE BEST: now {} {:.2f} us", where, e.now.label, *now.time_us);
   }
-  std::string line =
-      e.within_noise
-          ? fmt::format("{}  still the best within noise: {} {:.2f} us, {} {:.2f} us", where,
-                        e.table_label, *e.table_time_us, e.now.label, *now.time_us)
-          : fmt::format("{}  NO LONGER THE BEST: now {} {:.2f} us", where, e.now.label,
-                        *now.time_us);
   if (e.best_over_table) {
     line += fmt::format(" ({:.3f}x the table's, 95% interval [{:.3f}, {:.3f}])",
                         e.best_over_table->point, e.best_over_table->low, e.best_over_table->high);
   }
-  if (e.within_noise) return line + rival_lines(e);
-  if (e.table_label.empty()) return line + "; " + e.why;
-  line += fmt::format("; the table's {} ", e.table_label);
-  line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
-  return line + (e.table_screened ? " (screened out after the first session)" : "") +
-         rival_lines(e);
+  if (!e.still_best && e.table_label.empty()) return line + "; " + e.why;
+  if (!e.still_best) {
+    line += fmt::format("; the table's {} ", e.table_label);
+    line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
+    if (e.table_screened) line += " (screened out after the first session)";
+  }
+  return line + rival_lines(e);
 }
 
 nlohmann::json rivals_json(const checked_entry& e) {

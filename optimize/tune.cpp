@@ -13,6 +13,15 @@
 
 namespace blaster {
 
+namespace {
+
+// A variant's time where it passed and was confirmed, not screened out after the first session.
+std::optional<double> confirmed_time(const variant_result& r) {
+  return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
+}
+
+}  // namespace
+
 tuned_case best_of(const bench_report& report, const std::string& case_name, std::int64_t size) {
   tuned_case out{.case_name = case_name, .size = size, .run_id = report.run_id};
   const variant_result* best = nullptr;
@@ -20,7 +29,7 @@ tuned_case best_of(const bench_report& report, const std::string& case_name, std
   for (const variant_result& r : report.results) {
     if (r.baseline) continue;
     if (first == nullptr) first = &r;
-    if (r.status != "passed" || r.screened || !r.time_us) continue;
+    if (!confirmed_time(r)) continue;
     out.confirmed.emplace_back(r.label, *r.time_us);
     if (best == nullptr || *r.time_us < *best->time_us) best = &r;
   }
@@ -155,9 +164,6 @@ checked_entry judge_entry(const bench_report& report, const tuned_table& table,
         std::find_if(report.results.begin(), report.results.end(),
                      [&](const variant_result& r) { return !r.baseline && r.params == params; });
     return it == report.results.end() ? nullptr : &*it;
-  };
-  const auto confirmed_time = [](const variant_result& r) {
-    return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
   };
   const variant_result* mine = of_params(entry.params);
   if (mine == nullptr) {
