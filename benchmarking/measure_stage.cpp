@@ -256,6 +256,7 @@ std::optional<timing_outcome> measurement::time_one(std::size_t entry, worker_re
     r.timing_profile = timed.profile;
   }
   if (timed.reason != reason_code::none) {
+    spdlog::info("{}: rejected, {}: {}", r.label, to_string(timed.reason), timed.message);
     reject(r, timed.reason, timed.message);
     return std::nullopt;
   }

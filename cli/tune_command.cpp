@@ -35,8 +35,17 @@ int no_gpu(const global_options& global, const std::string& why) {
   return static_cast<int>(exit_no_gpu);
 }
 
+// The run's rejections under a case's line: a rejected baseline or configuration is evidence.
+std::string rejected_lines(const tuned_case& c) {
+  std::string lines;
+  for (const auto& r : c.rejected) lines += fmt::format("\n{:<17}  rejected: {}", "", r);
+  return lines;
+}
+
 std::string entry_line(const tuned_case& c) {
-  if (!c.entry) return fmt::format("{:<10} {:>6}  -  {}", c.case_name, c.size, c.why);
+  if (!c.entry) {
+    return fmt::format("{:<10} {:>6}  -  {}", c.case_name, c.size, c.why) + rejected_lines(c);
+  }
   const tuned_entry& e = *c.entry;
   std::string line =
       fmt::format("{:<10} {:>6}  {}  {:.2f} us", c.case_name, c.size, c.label, *e.time_us);
@@ -52,7 +61,7 @@ std::string entry_line(const tuned_case& c) {
                         c.confirmed[k].first, c.confirmed[k].second,
                         c.confirmed[k].second / *e.time_us);
   }
-  return line;
+  return line + rejected_lines(c);
 }
 
 // Each of the table's other configurations at this entry's size, against the entry's time.
@@ -62,7 +71,7 @@ std::string rival_lines(const checked_entry& e) {
     lines +=
         fmt::format("\n{:<18}  the entry of {} here: {} ", "", fmt::join(r.sizes, ", "), r.label);
     if (!r.time_us) {
-      lines += "not confirmed (rejected, or screened out)";
+      lines += "not confirmed: " + r.why;
     } else if (e.table_time_us) {
       lines += fmt::format("{:.2f} us ({:.2f}x the entry's time)", *r.time_us,
                            *r.time_us / *e.table_time_us);
@@ -76,7 +85,10 @@ std::string rival_lines(const checked_entry& e) {
 std::string checked_line(const checked_entry& e) {
   const std::string where = fmt::format("{:>6}  {:<10}", e.size, e.case_name);
   if (!e.why.empty() && !e.now.entry) return fmt::format("{}  not measured: {}", where, e.why);
-  if (!e.now.entry) return fmt::format("{}  no configuration passed: {}", where, e.now.why);
+  if (!e.now.entry) {
+    return fmt::format("{}  no configuration passed: {}", where, e.now.why) +
+           rejected_lines(e.now);
+  }
   const tuned_entry& now = *e.now.entry;
   std::string line;
   if (e.within_noise) {
@@ -92,13 +104,13 @@ std::string checked_line(const checked_entry& e) {
     line += fmt::format(" ({:.3f}x the table's, 95% interval [{:.3f}, {:.3f}])",
                         e.best_over_table->point, e.best_over_table->low, e.best_over_table->high);
   }
-  if (!e.still_best && e.table_label.empty()) return line + "; " + e.why;
+  if (!e.still_best && e.table_label.empty()) return line + "; " + e.why + rejected_lines(e.now);
   if (!e.still_best) {
     line += fmt::format("; the table's {} ", e.table_label);
     line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
     if (e.table_screened) line += " (screened out after the first session)";
   }
-  return line + rival_lines(e);
+  return line + rival_lines(e) + rejected_lines(e.now);
 }
 
 nlohmann::json rivals_json(const checked_entry& e) {
@@ -106,7 +118,8 @@ nlohmann::json rivals_json(const checked_entry& e) {
   for (const rival_time& r : e.rivals) {
     out.push_back({{"sizes", r.sizes},
                    {"configuration", r.label},
-                   {"us", r.time_us ? nlohmann::json(*r.time_us) : nullptr}});
+                   {"us", r.time_us ? nlohmann::json(*r.time_us) : nullptr},
+                   {"why", r.why}});
   }
   return out;
 }
@@ -139,6 +152,7 @@ int run_check(const global_options& global, const tune_options& options,
                                                                 {"high", e.best_over_table->high}}
                                                : nlohmann::json(nullptr)},
          {"other_entries", rivals_json(e)},
+         {"rejected", e.now.rejected},
          {"why", e.why},
          {"run_id", e.now.run_id}});
   }
@@ -286,6 +300,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                                                  ? nlohmann::json(*c.entry->default_time_us)
                                                  : nullptr},
                          {"confirmed", c.confirmed},
+                         {"rejected", c.rejected},
                          {"why", c.why},
                          {"run_id", c.run_id}});
       }

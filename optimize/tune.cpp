@@ -20,13 +20,26 @@ std::optional<double> confirmed_time(const variant_result& r) {
   return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
 }
 
+// Why a variant has no confirmed time.
+std::string unconfirmed_why(const variant_result& r) {
+  if (r.status == "rejected") return "rejected: " + rejection(r);
+  if (r.screened) return "screened out after the first session";
+  return "not timed";
+}
+
 }  // namespace
+
+std::string rejection(const variant_result& r) {
+  return fmt::format("{}{}: {}: {}", r.baseline ? "the baseline " : "", r.label,
+                     to_string(r.reason), r.message);
+}
 
 tuned_case best_of(const bench_report& report, const std::string& case_name, std::int64_t size) {
   tuned_case out{.case_name = case_name, .size = size, .run_id = report.run_id};
   const variant_result* best = nullptr;
   const variant_result* first = nullptr;
   for (const variant_result& r : report.results) {
+    if (r.status == "rejected") out.rejected.push_back(rejection(r));
     if (r.baseline) continue;
     if (first == nullptr) first = &r;
     if (!confirmed_time(r)) continue;
@@ -181,8 +194,11 @@ checked_entry judge_entry(const bench_report& report, const tuned_table& table,
     if (rival != out.rivals.end()) {
       rival->sizes.push_back(other.size);
     } else {
-      out.rivals.push_back(
-          {.sizes = {other.size}, .label = r->label, .time_us = confirmed_time(*r)});
+      const std::optional<double> time_us = confirmed_time(*r);
+      out.rivals.push_back({.sizes = {other.size},
+                            .label = r->label,
+                            .time_us = time_us,
+                            .why = time_us ? std::string() : unconfirmed_why(*r)});
     }
   }
   if (!out.now.entry) return out;

@@ -40,6 +40,9 @@ struct tuned_case {
   // own size, as (label, time [microseconds]).
   std::vector<std::pair<std::string, double>> confirmed{};
   std::string why{};                   // where there is no entry
+  // Each variant this run rejected, the baseline's first, as "label: reason: evidence": a
+  // rejected baseline leaves the entry without an interval.
+  std::vector<std::string> rejected{};
   std::int64_t run_id = 0;
 };
 
@@ -49,6 +52,9 @@ struct tune_result {
   bool gpu = true;
   std::string gpu_unavailable;
 };
+
+// "label: reason: evidence" of a rejected variant, "the baseline label: ..." of the baseline.
+std::string rejection(const variant_result& r);
 
 // A case's entry from its bench report: the fastest variant of the candidate that passed and
 // was confirmed (not screened out), its time's 95% interval from its speedup's over the
@@ -75,6 +81,7 @@ struct rival_time {
   std::vector<std::int64_t> sizes{};  // the table's entries of this configuration
   std::string label{};                // as a label of the run
   std::optional<double> time_us{};    // none: rejected, or not timed past the first session
+  std::string why{};                  // where there is no time: which of the two, and why
 };
 
 // `tune --check`: one table's entries measured again, each as tune measures it.

@@ -98,6 +98,16 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
         "model's numbers, so run (or merge) each model's cases in a home of its own",
         s.name, models.size(), fmt::join(counts, ", "));
   }
+  // PyTorch's times from another model than the cases' would make every ratio compare hardware.
+  const std::string torch_device =
+      pytorch.is_object() ? pytorch.value(json::json_pointer("/environment/device"), "") : "";
+  if (models.size() == 1 && !torch_device.empty() && torch_device != models.begin()->first) {
+    BLASTER_INPUT_ERROR(
+        "suite {}: PyTorch's times (--pytorch) were measured on an {}, its cases on an {}; a "
+        "ratio of the two compares GPUs, not kernels: measure PyTorch on the {} with "
+        "scripts/benchmark_pytorch.py and give that file",
+        s.name, torch_device, models.begin()->first, models.begin()->first);
+  }
   json protocol = {{"suite", s.name},
                    {"suite_sha256", s.sha256},
                    {"sessions", s.protocol.sessions},

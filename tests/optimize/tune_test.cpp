@@ -65,6 +65,24 @@ TEST(TuneBestOf, NoEntryWhereNoVariantPassed) {
                          "t1", 1);
   EXPECT_FALSE(c.entry.has_value());
   EXPECT_NE(c.why.find("no variant"), std::string::npos) << c.why;
+  EXPECT_EQ(c.rejected, std::vector<std::string>{"k[B=128]: wrong_result: "});
+}
+
+TEST(TuneBestOf, EveryRejectionOfTheRunIsListedTheBaselinesFirst) {
+  auto baseline = variant("init", {}, std::nullopt, true);
+  baseline.reason = reason_code::stale_in_timing;
+  baseline.message = "timing: back to back a launch took 5.00 us";
+  auto late = variant("k[B=512]", {{"B", "512"}}, std::nullopt);
+  late.reason = reason_code::timeout;
+  late.message = "timing: no answer in 9 s";
+  const auto c = best_of(
+      report_of({baseline, variant("k[B=256]", {{"B", "256"}}, 10.0), late}), "t1024", 1024);
+  ASSERT_TRUE(c.entry.has_value()) << c.why;
+  EXPECT_FALSE(c.entry->interval_us.has_value()) << "no baseline time to bound it";
+  EXPECT_EQ(c.rejected,
+            (std::vector<std::string>{
+                "the baseline init: stale_in_timing: timing: back to back a launch took 5.00 us",
+                "k[B=512]: timeout: timing: no answer in 9 s"}));
 }
 
 TEST(TuneTableKey, TheShapeWithoutTheSizeThenDeviceDtypeAndToolchain) {
@@ -157,6 +175,25 @@ TEST(TuneCheck, AnEntryStillTheBestShowsTheOtherEntriesConfigurationsAtItsSize) 
   EXPECT_EQ(e.rivals[0].label, "k[P=8]");
   EXPECT_EQ(e.rivals[0].sizes, (std::vector<std::int64_t>{16, 8192}));
   EXPECT_EQ(e.rivals[0].time_us, 1.5);
+  EXPECT_EQ(e.rivals[0].why, "");
+}
+
+TEST(TuneCheck, AnotherEntrysConfigurationWithoutATimeSaysWhy) {
+  const tuned_table table = two_configurations();
+  auto rival = variant("k[P=8]", {{"P", "8"}}, std::nullopt);
+  rival.reason = reason_code::stale_in_timing;
+  rival.message = "timing: a launch after the timing differs";
+  auto report = report_of(
+      {variant("init", {}, 40.0, true), variant("k[P=1]", {{"P", "1"}}, 1.2), rival});
+  checked_entry e = judge_entry(report, table, table.entries[0], "t1");
+  ASSERT_EQ(e.rivals.size(), 1U);
+  EXPECT_FALSE(e.rivals[0].time_us.has_value());
+  EXPECT_EQ(e.rivals[0].why,
+            "rejected: k[P=8]: stale_in_timing: timing: a launch after the timing differs");
+  report.results[2] = variant("k[P=8]", {{"P", "8"}}, 1.5);
+  report.results[2].screened = true;
+  e = judge_entry(report, table, table.entries[0], "t1");
+  EXPECT_EQ(e.rivals[0].why, "screened out after the first session");
 }
 
 TEST(TuneCheck, AnotherConfigurationFasterBeyondTheNoiseMakesTheEntryStale) {

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/launch_plan.hpp"
 #include "temp_home.hpp"
 
 namespace blaster {
@@ -131,6 +132,39 @@ TEST(TunedTable, AMalformedTableIsAnInputErrorThatNamesTheEntry) {
   EXPECT_NE(message_of(R"({"-4": {}})").find("neither a size"), std::string::npos);
   EXPECT_NE(message_of(R"([1, 2])").find("object of sizes"), std::string::npos);
   EXPECT_NE(message_of(R"({"16": {})").find("invalid JSON"), std::string::npos);
+}
+
+// Every table checked in under kernels/<task>/tuned/<candidate>/ reads, is its candidate's, and
+// holds only configurations of that candidate's params: a table bench would otherwise refuse
+// only on a GPU.
+TEST(TunedTable, EveryCheckedInTableReadsAndHoldsItsCandidatesConfigurations) {
+  namespace fs = std::filesystem;
+  const fs::path kernels = fs::path(BLASTER_SOURCE_DIR) / "kernels";
+  int tables = 0;
+  for (const auto& file : fs::recursive_directory_iterator(kernels)) {
+    if (file.path().extension() != ".json" || file.path().parent_path().parent_path().filename() !=
+                                                  "tuned") {
+      continue;
+    }
+    SCOPED_TRACE(file.path().string());
+    const tuned_table table = read_tuned_table(file.path());
+    const fs::path candidate = file.path().parent_path().parent_path().parent_path() /
+                               (file.path().parent_path().filename().string() + ".cu");
+    ASSERT_EQ(table.about.at("candidate"), candidate.filename().string());
+    const auto space =
+        expand_params(parse_launch_plan(read_file(candidate), candidate.filename().string()));
+    ASSERT_FALSE(table.entries.empty());
+    for (const tuned_entry& e : table.entries) {
+      EXPECT_NE(std::find(space.begin(), space.end(), e.params), space.end())
+          << "the entry of " << e.size << " is no configuration of the candidate";
+      ASSERT_TRUE(e.time_us.has_value());
+      if (e.interval_us) {
+        EXPECT_LE(e.interval_us->first, e.interval_us->second);
+      }
+    }
+    ++tables;
+  }
+  EXPECT_GE(tables, 7) << "the tables of rms_norm, fused_add_rms_norm, rope and swiglu";
 }
 
 }  // namespace

@@ -601,6 +601,32 @@ TEST_F(Portfolio, AReportNamesItsGpusAndRefusesTwoModels) {
   EXPECT_FALSE(summarize_portfolio(s, outcomes, json()).at("device").contains("gpus"));
 }
 
+// PyTorch's times measured on another model than the cases' are refused, not divided.
+TEST_F(Portfolio, PyTorchTimesOfAnotherGpuModelAreRefused) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  fake_bench bench;
+  auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
+  for (auto& o : outcomes) {
+    o.report.device = cuda::device_properties{};
+    o.report.device->name = "NVIDIA H100 80GB HBM3";
+  }
+  const json torch = {{"environment", {{"device", "NVIDIA H200"}}}, {"cases", json::array()}};
+  try {
+    static_cast<void>(summarize_portfolio(s, outcomes, torch));
+    ADD_FAILURE() << "PyTorch's H200 times were held against H100 cases";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("measured on an NVIDIA H200, its cases on an NVIDIA "
+                                         "H100 80GB HBM3"),
+              std::string::npos)
+        << e.what();
+  }
+  json same = torch;
+  same["environment"]["device"] = "NVIDIA H100 80GB HBM3";
+  EXPECT_EQ(summarize_portfolio(s, outcomes, same).at("pytorch").at("device"),
+            "NVIDIA H100 80GB HBM3");
+}
+
 TEST_F(Portfolio, ABadGoalOrProfileIsRefusedWhereItIs) {
   auto refused = [&](const std::string& entry, const std::string& protocol) {
     const auto file = write("bad.json", R"({"name": "b", "title": "t", "protocol": {)" + protocol +
