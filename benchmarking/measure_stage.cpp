@@ -258,6 +258,7 @@ std::optional<timing_outcome> measurement::time_one(std::size_t entry, worker_re
   if (timed.reason != reason_code::none) {
     spdlog::info("{}: rejected, {}: {}", r.label, to_string(timed.reason), timed.message);
     reject(r, timed.reason, timed.message);
+    if (timed.poisoned) r.poisoned = timed.poisoned;  // the launches that rejected it, on record
     return std::nullopt;
   }
   return timed;

@@ -1,5 +1,6 @@
 // blaster bench on the rmsnorm task, on the GPU: the baseline and the optimized candidate pass
 // every check of every case and are timed. (tests/gpu/adversarial_test.cpp covers rejections.)
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -31,13 +32,15 @@ class BenchRmsnormGpu : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(home_); }
 
   bench_report bench(std::vector<std::filesystem::path> candidates, int sessions = 1,
-                     warm_bench* series = nullptr, const std::string& timed_case = {}) {
+                     warm_bench* series = nullptr, const std::string& timed_case = {},
+                     const std::string& task = "rmsnorm") {
     bench_options options;
     options.timed_case = timed_case;
     options.sessions = sessions;
     options.cooldown_s = 0.0;
     options.root = source_dir;
-    options.task = "rmsnorm";
+    options.task = task;
+    options.use_tuned = false;  // every configuration, whatever a table of this device says
     options.candidates = std::move(candidates);
     options.timing.max_samples = 30;
     options.worker_executable = BLASTER_BINARY;
@@ -130,6 +133,25 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
   rows.bind(1, report.run_id);
   ASSERT_TRUE(rows.step());
   EXPECT_EQ(rows.column_int64(0), 5);
+}
+
+// An honest kernel passes the timing's output checks at every served size, whatever share of
+// the L2 its data fills: at 1024 tokens an H100 rejected the naive baseline and a tuned
+// configuration in some sessions.
+TEST_F(BenchRmsnormGpu, HonestKernelsPassTheTimingsOutputChecksAtEveryServedSize) {
+  BLASTER_REQUIRE_GPU();
+  warm_bench series(/*keep_worker=*/false);
+  series.cases = {"t16", "t128", "t1024", "t8192"};
+  const auto candidate = source_dir / "kernels" / "rms_norm" / "rms_norm_regs.cu";
+  for (const auto& c : series.cases) {
+    const bench_report report = bench({candidate}, /*sessions=*/3, &series, c, "rms_norm");
+    ASSERT_EQ(report.results.size(), 4U) << c;  // init and THREADS 128, 256, 512
+    for (const auto& r : report.results) {
+      std::string evidence = fmt::format("{} {}", to_string(r.reason), r.message);
+      if (r.poisoned) evidence += fmt::format("\n{}", to_json(*r.poisoned).dump());
+      EXPECT_EQ(r.status, "passed") << c << " " << r.label << ": " << evidence;
+    }
+  }
 }
 
 // A loop's kept worker serves its evaluations in one CUDA context, made at its first request; each
