@@ -269,6 +269,22 @@ def copy_bandwidth(torch, args):
             "bytes_per_second": 2 * nbytes / (median * 1e-6)}
 
 
+def resumed_cases(path, device):
+    """The cases an earlier --out holds, where it was timed on this GPU model: a ratio of times
+    from two models would compare the GPUs."""
+    try:
+        earlier = json.loads(pathlib.Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--resume {path}: not JSON ({e}); give another --out or drop --resume")
+    if not isinstance(earlier, dict) or not isinstance(earlier.get("cases"), list):
+        raise ValueError(f"--resume {path}: not a file this script wrote (no \"cases\" list)")
+    timed_on = (earlier.get("environment") or {}).get("device")
+    if timed_on != device:
+        raise ValueError(f"--resume {path}: its cases were timed on {timed_on or 'an unnamed GPU'}, "
+                         f"this GPU is {device}; give another --out or drop --resume")
+    return earlier["cases"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -318,13 +334,18 @@ def main():
                      "min_samples": args.min_samples, "max_samples": args.max_samples,
                      "budget_s": args.budget, "compile_modes": COMPILE_MODES,
                      "clock": "CUDA events"},
-        "copy": copy_bandwidth(torch, args),
+        "copy": None,  # measured once --resume has been checked
         "cases": [],
     }
     if args.resume and args.out and pathlib.Path(args.out).exists():
-        out["cases"] = json.loads(pathlib.Path(args.out).read_text())["cases"]
+        try:
+            out["cases"] = resumed_cases(args.out, props.name)
+        except ValueError as e:
+            print(f"benchmark_pytorch.py: {e}", file=sys.stderr)
+            return 2
         done = {(c["task"], c["case"]) for c in out["cases"]}
         cases = [c for c in cases if (c[1]["name"], c[2]["name"]) not in done]
+    out["copy"] = copy_bandwidth(torch, args)
     print(f"PyTorch copy: {out['copy']['bytes_per_second'] / 1e9:.1f} GB/s", file=sys.stderr)
     if args.copy_only:
         cases = []

@@ -8,6 +8,7 @@ model, and every case of every suite resolves its symbols and the shapes of its 
 import importlib.util
 import json
 import os
+import tempfile
 import unittest
 
 ROOT = os.environ.get("BLASTER_ROOT") or os.path.abspath(
@@ -66,6 +67,33 @@ class EverySuite(unittest.TestCase):
     def test_an_unknown_shape_word_is_refused(self):
         with self.assertRaises(ValueError):
             benchmark_pytorch.evaluate("__import__('os')", {"T": 1})
+
+
+class Resume(unittest.TestCase):
+    def write(self, content):
+        f = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        f.write(content)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_the_cases_of_this_gpu_model_are_kept(self):
+        cases = [{"task": "rms_norm", "case": "t1", "methods": {}}]
+        path = self.write(json.dumps({"environment": {"device": "NVIDIA H200"}, "cases": cases}))
+        self.assertEqual(benchmark_pytorch.resumed_cases(path, "NVIDIA H200"), cases)
+
+    def test_another_gpu_models_cases_are_refused(self):
+        path = self.write(json.dumps({"environment": {"device": "NVIDIA H200"}, "cases": []}))
+        with self.assertRaisesRegex(ValueError, "timed on NVIDIA H200, this GPU is NVIDIA H100"):
+            benchmark_pytorch.resumed_cases(path, "NVIDIA H100 80GB HBM3")
+        unnamed = self.write(json.dumps({"cases": []}))
+        with self.assertRaisesRegex(ValueError, "an unnamed GPU"):
+            benchmark_pytorch.resumed_cases(unnamed, "NVIDIA H200")
+
+    def test_a_file_this_script_did_not_write_is_refused(self):
+        for content in ("{", "[]", '{"cases": 3}'):
+            with self.subTest(content=content), self.assertRaises(ValueError):
+                benchmark_pytorch.resumed_cases(self.write(content), "NVIDIA H200")
 
 
 if __name__ == "__main__":
