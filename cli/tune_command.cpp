@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -35,11 +36,26 @@ int no_gpu(const global_options& global, const std::string& why) {
   return static_cast<int>(exit_no_gpu);
 }
 
-// The run's rejections under a case's line: a rejected baseline or configuration is evidence.
-std::string rejected_lines(const tuned_case& c) {
+// The run's rejections under a case's line, but those of `shown` (said above already).
+std::string rejected_lines(const tuned_case& c, const std::vector<rival_time>& shown = {}) {
   std::string lines;
-  for (const auto& r : c.rejected) lines += fmt::format("\n{:<17}  rejected: {}", "", r);
+  for (const auto& r : c.rejected) {
+    if (std::any_of(shown.begin(), shown.end(),
+                    [&](const rival_time& t) { return t.label == r.label; })) {
+      continue;
+    }
+    lines += fmt::format("\n{:<17}  rejected: {}{}, {}", "", r.baseline ? "the baseline " : "",
+                         r.label, r.why);
+  }
   return lines;
+}
+
+nlohmann::json rejected_json(const tuned_case& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : c.rejected) {
+    out.push_back({{"variant", r.label}, {"baseline", r.baseline}, {"why", r.why}});
+  }
+  return out;
 }
 
 std::string entry_line(const tuned_case& c) {
@@ -110,7 +126,7 @@ std::string checked_line(const checked_entry& e) {
     line += e.table_time_us ? fmt::format("{:.2f} us", *e.table_time_us) : std::string("rejected");
     if (e.table_screened) line += " (screened out after the first session)";
   }
-  return line + rival_lines(e) + rejected_lines(e.now);
+  return line + rival_lines(e) + rejected_lines(e.now, e.rivals);
 }
 
 nlohmann::json rivals_json(const checked_entry& e) {
@@ -152,7 +168,7 @@ int run_check(const global_options& global, const tune_options& options,
                                                                 {"high", e.best_over_table->high}}
                                                : nlohmann::json(nullptr)},
          {"other_entries", rivals_json(e)},
-         {"rejected", e.now.rejected},
+         {"rejected", rejected_json(e.now)},
          {"why", e.why},
          {"run_id", e.now.run_id}});
   }
@@ -300,7 +316,7 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                                                  ? nlohmann::json(*c.entry->default_time_us)
                                                  : nullptr},
                          {"confirmed", c.confirmed},
-                         {"rejected", c.rejected},
+                         {"rejected", rejected_json(c)},
                          {"why", c.why},
                          {"run_id", c.run_id}});
       }

@@ -20,26 +20,26 @@ std::optional<double> confirmed_time(const variant_result& r) {
   return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
 }
 
+// "reason: evidence" of a rejected variant.
+std::string rejection(const variant_result& r) {
+  return fmt::format("{}: {}", to_string(r.reason), r.message);
+}
+
 // Why a variant has no confirmed time.
 std::string unconfirmed_why(const variant_result& r) {
-  if (r.status == "rejected") return "rejected: " + rejection(r);
+  if (r.status == "rejected") return "rejected, " + rejection(r);
   if (r.screened) return "screened out after the first session";
   return "not timed";
 }
 
 }  // namespace
 
-std::string rejection(const variant_result& r) {
-  return fmt::format("{}{}: {}: {}", r.baseline ? "the baseline " : "", r.label,
-                     to_string(r.reason), r.message);
-}
-
 tuned_case best_of(const bench_report& report, const std::string& case_name, std::int64_t size) {
   tuned_case out{.case_name = case_name, .size = size, .run_id = report.run_id};
   const variant_result* best = nullptr;
   const variant_result* first = nullptr;
   for (const variant_result& r : report.results) {
-    if (r.status == "rejected") out.rejected.push_back(rejection(r));
+    if (r.status == "rejected") out.rejected.push_back({r.label, r.baseline, rejection(r)});
     if (r.baseline) continue;
     if (first == nullptr) first = &r;
     if (!confirmed_time(r)) continue;

@@ -29,6 +29,13 @@ struct tune_options {
   std::string size_symbol;  // what the table's entries are keyed by: "T" (tokens) or "M"
 };
 
+// A variant a run rejected, with the evidence.
+struct rejected_variant {
+  std::string label;
+  bool baseline = false;
+  std::string why;  // "reason: evidence"
+};
+
 // What one case's run came to.
 struct tuned_case {
   std::string case_name;
@@ -40,9 +47,9 @@ struct tuned_case {
   // own size, as (label, time [microseconds]).
   std::vector<std::pair<std::string, double>> confirmed{};
   std::string why{};                   // where there is no entry
-  // Each variant this run rejected, the baseline's first, as "label: reason: evidence": a
-  // rejected baseline leaves the entry without an interval.
-  std::vector<std::string> rejected{};
+  // Each variant this run rejected, in the run's order: a rejected baseline leaves the entry
+  // without an interval.
+  std::vector<rejected_variant> rejected{};
   std::int64_t run_id = 0;
 };
 
@@ -52,9 +59,6 @@ struct tune_result {
   bool gpu = true;
   std::string gpu_unavailable;
 };
-
-// "label: reason: evidence" of a rejected variant, "the baseline label: ..." of the baseline.
-std::string rejection(const variant_result& r);
 
 // A case's entry from its bench report: the fastest variant of the candidate that passed and
 // was confirmed (not screened out), its time's 95% interval from its speedup's over the

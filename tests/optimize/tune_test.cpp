@@ -65,7 +65,10 @@ TEST(TuneBestOf, NoEntryWhereNoVariantPassed) {
                          "t1", 1);
   EXPECT_FALSE(c.entry.has_value());
   EXPECT_NE(c.why.find("no variant"), std::string::npos) << c.why;
-  EXPECT_EQ(c.rejected, std::vector<std::string>{"k[B=128]: wrong_result: "});
+  ASSERT_EQ(c.rejected.size(), 1U);
+  EXPECT_EQ(c.rejected[0].label, "k[B=128]");
+  EXPECT_FALSE(c.rejected[0].baseline);
+  EXPECT_EQ(c.rejected[0].why, "wrong_result: ");
 }
 
 TEST(TuneBestOf, EveryRejectionOfTheRunIsListedTheBaselinesFirst) {
@@ -79,10 +82,12 @@ TEST(TuneBestOf, EveryRejectionOfTheRunIsListedTheBaselinesFirst) {
       report_of({baseline, variant("k[B=256]", {{"B", "256"}}, 10.0), late}), "t1024", 1024);
   ASSERT_TRUE(c.entry.has_value()) << c.why;
   EXPECT_FALSE(c.entry->interval_us.has_value()) << "no baseline time to bound it";
-  EXPECT_EQ(c.rejected,
-            (std::vector<std::string>{
-                "the baseline init: stale_in_timing: timing: back to back a launch took 5.00 us",
-                "k[B=512]: timeout: timing: no answer in 9 s"}));
+  ASSERT_EQ(c.rejected.size(), 2U);
+  EXPECT_EQ(c.rejected[0].label, "init");
+  EXPECT_TRUE(c.rejected[0].baseline);
+  EXPECT_EQ(c.rejected[0].why, "stale_in_timing: timing: back to back a launch took 5.00 us");
+  EXPECT_EQ(c.rejected[1].label, "k[B=512]");
+  EXPECT_EQ(c.rejected[1].why, "timeout: timing: no answer in 9 s");
 }
 
 TEST(TuneTableKey, TheShapeWithoutTheSizeThenDeviceDtypeAndToolchain) {
@@ -189,7 +194,7 @@ TEST(TuneCheck, AnotherEntrysConfigurationWithoutATimeSaysWhy) {
   ASSERT_EQ(e.rivals.size(), 1U);
   EXPECT_FALSE(e.rivals[0].time_us.has_value());
   EXPECT_EQ(e.rivals[0].why,
-            "rejected: k[P=8]: stale_in_timing: timing: a launch after the timing differs");
+            "rejected, stale_in_timing: timing: a launch after the timing differs");
   report.results[2] = variant("k[P=8]", {{"P", "8"}}, 1.5);
   report.results[2].screened = true;
   e = judge_entry(report, table, table.entries[0], "t1");
