@@ -1,5 +1,6 @@
 // blaster bench on the rmsnorm task, on the GPU: the baseline and the optimized candidate pass
-// every check of every case and are timed. (tests/gpu/adversarial_test.cpp covers rejections.)
+// every check of every case and are timed; so do the inference suite's rms_norm and
+// fused_add_rms_norm at their served sizes. (tests/gpu/adversarial_test.cpp covers rejections.)
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +8,9 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "benchmarking/bench_runner.hpp"
 #include "benchmarking/warm_bench.hpp"
@@ -136,20 +140,24 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
 }
 
 // An honest kernel passes the timing's output checks at every served size, whatever share of
-// the L2 its data fills: at 1024 tokens an H100 rejected the naive baseline and a tuned
-// configuration in some sessions.
+// the L2 its data fills: at 1024 tokens an H100 rejected rms_norm's naive baseline and a tuned
+// configuration in some sessions, and every variant of fused_add_rms_norm in the first.
 TEST_F(BenchRmsnormGpu, HonestKernelsPassTheTimingsOutputChecksAtEveryServedSize) {
   BLASTER_REQUIRE_GPU();
-  warm_bench series(/*keep_worker=*/false);
-  series.cases = {"t16", "t128", "t1024", "t8192"};
-  const auto candidate = source_dir / "kernels" / "rms_norm" / "rms_norm_regs.cu";
-  for (const auto& c : series.cases) {
-    const bench_report report = bench({candidate}, /*sessions=*/3, &series, c, "rms_norm");
-    ASSERT_EQ(report.results.size(), 4U) << c;  // init and THREADS 128, 256, 512
-    for (const auto& r : report.results) {
-      std::string evidence = fmt::format("{} {}", to_string(r.reason), r.message);
-      if (r.poisoned) evidence += fmt::format("\n{}", to_json(*r.poisoned).dump());
-      EXPECT_EQ(r.status, "passed") << c << " " << r.label << ": " << evidence;
+  const std::vector<std::pair<std::string, std::vector<std::string>>> sizes = {
+      {"rms_norm", {"t16", "t128", "t1024", "t8192"}}, {"fused_add_rms_norm", {"t1024", "t8192"}}};
+  for (const auto& [task, cases] : sizes) {
+    warm_bench series(/*keep_worker=*/false);
+    series.cases = cases;
+    const auto candidate = source_dir / "kernels" / task / (task + "_regs.cu");
+    for (const auto& c : cases) {
+      const bench_report report = bench({candidate}, /*sessions=*/3, &series, c, task);
+      ASSERT_EQ(report.results.size(), 4U) << task << " " << c;  // init, THREADS 128, 256, 512
+      for (const auto& r : report.results) {
+        std::string evidence = fmt::format("{} {}", to_string(r.reason), r.message);
+        if (r.poisoned) evidence += fmt::format("\n{}", to_json(*r.poisoned).dump());
+        EXPECT_EQ(r.status, "passed") << task << " " << c << " " << r.label << ": " << evidence;
+      }
     }
   }
 }
