@@ -28,7 +28,9 @@ nlohmann::json to_json(const poisoned_launches& p) {
           {"hot_us", p.hot_us},
           {"footprint_bytes", p.footprint_bytes},
           {"poisoned_bytes", p.poisoned_bytes},
-          {"l2_bytes", p.l2_bytes}};
+          {"l2_bytes", p.l2_bytes},
+          {"reference_hot_us", p.reference_hot_us},
+          {"reference_control_us", p.reference_control_us}};
 }
 
 poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
@@ -40,7 +42,9 @@ poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
           .hot_us = j.at("hot_us").get<double>(),
           .footprint_bytes = j.at("footprint_bytes").get<std::int64_t>(),
           .poisoned_bytes = j.at("poisoned_bytes").get<std::int64_t>(),
-          .l2_bytes = j.at("l2_bytes").get<std::int64_t>()};
+          .l2_bytes = j.at("l2_bytes").get<std::int64_t>(),
+          .reference_hot_us = j.value("reference_hot_us", 0.0),
+          .reference_control_us = j.value("reference_control_us", std::vector<double>())};
 }
 
 double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::size_t planned) {

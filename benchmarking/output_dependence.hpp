@@ -25,6 +25,11 @@ struct poisoned_launches {
   std::int64_t footprint_bytes = 0;   // [bytes] every buffer of one run of the plan
   std::int64_t poisoned_bytes = 0;    // [bytes] what each poisoning (and control write) writes
   std::int64_t l2_bytes = 0;
+  // The harness's stream reference over the same sets' task buffers (stream_reference.hpp),
+  // timed as the launches above are: back to back over the sets, and alone after a write of its
+  // outputs' bytes elsewhere. Empty where CUPTI saw nothing.
+  double reference_hot_us = 0.0;               // [microseconds] per launch
+  std::vector<double> reference_control_us{};  // [microseconds] one per launch
 };
 
 nlohmann::json to_json(const poisoned_launches& p);

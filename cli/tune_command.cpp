@@ -102,8 +102,7 @@ std::string checked_line(const checked_entry& e) {
   const std::string where = fmt::format("{:>6}  {:<10}", e.size, e.case_name);
   if (!e.why.empty() && !e.now.entry) return fmt::format("{}  not measured: {}", where, e.why);
   if (!e.now.entry) {
-    return fmt::format("{}  no configuration passed: {}", where, e.now.why) +
-           rejected_lines(e.now);
+    return fmt::format("{}  no configuration passed: {}", where, e.now.why) + rejected_lines(e.now);
   }
   const tuned_entry& now = *e.now.entry;
   std::string line;

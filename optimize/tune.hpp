@@ -46,7 +46,7 @@ struct tuned_case {
   // Every configuration confirmed over all sessions, fastest first: the entry's rivals at its
   // own size, as (label, time [microseconds]).
   std::vector<std::pair<std::string, double>> confirmed{};
-  std::string why{};                   // where there is no entry
+  std::string why{};  // where there is no entry
   // Each variant this run rejected, in the run's order: a rejected baseline leaves the entry
   // without an interval.
   std::vector<rejected_variant> rejected{};

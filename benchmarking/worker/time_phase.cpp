@@ -12,6 +12,7 @@
 #include "benchmarking/l2_flush.hpp"
 #include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/sm_clock_probe.hpp"
+#include "benchmarking/stream_reference.hpp"
 #include "benchmarking/worker/check_buffers.hpp"
 #include "benchmarking/worker/phase_handler.hpp"
 #include "benchmarking/worker/result_channel.hpp"
@@ -61,6 +62,68 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   // allocation granule of its own.
   constexpr std::size_t most = 256;
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
+}
+
+// The stream reference's launches, timed as the candidate's are in the output-dependence check.
+constexpr int reference_pairs = 5;
+
+// The harness's stream reference over each set's task buffers (its inputs read, its outputs
+// written; never the plan's scratch, which a candidate sizes), timed back to back over the sets
+// and alone after a write of as many bytes elsewhere: what the caches alone cost a launch after
+// a write here. It runs after the candidate's poisoned launches, whose outputs it overwrites, and
+// before the last launch, which poisons them first.
+void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
+                    const pattern_fill& fill, const cuda::device_buffer& elsewhere,
+                    kernel_recorder& recorder, poisoned_launches& p) {
+  std::vector<std::vector<stream_range>> reads(sets.size());
+  std::vector<std::vector<stream_range>> writes(sets.size());
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    for (const auto& b : w.task.buffers) {
+      const cuda::guarded_buffer& buffer = sets[k].buffers.at(b.name);
+      const stream_range range{.at = buffer.data(), .bytes = buffer.bytes()};
+      if (is_drawn(b.role)) reads[k].push_back(range);
+      if (is_checked(b.role)) writes[k].push_back(range);
+    }
+  }
+  if (reads.front().size() > stream_reference::max_ranges ||
+      writes.front().size() > stream_reference::max_ranges) {
+    return;
+  }
+  std::size_t written = 0;
+  for (const auto& range : writes.front()) written += range.bytes;
+  const stream_reference reference(w.request.arch, &*w.cache);
+  const std::string name(stream_reference::kernel_name);
+  auto launch = [&](std::size_t k) {
+    reference(reads[k], writes[k], w.request.canary_pattern, w.stream.get());
+  };
+  // [microseconds] and count of the reference's launches recorded since the last call.
+  double seen_us = 0.0;
+  int seen = 0;
+  auto take = [&] {
+    w.stream.synchronize();
+    static_cast<void>(recorder.take_us());
+    const auto us = recorder.seen_us().find(name);
+    const auto count = recorder.seen().find(name);
+    const double total_us = us == recorder.seen_us().end() ? 0.0 : us->second;
+    const int total = count == recorder.seen().end() ? 0 : count->second;
+    const std::pair<double, int> since{total_us - seen_us, total - seen};
+    seen_us = total_us;
+    seen = total;
+    return since;
+  };
+  for (std::size_t k = 0; k < sets.size(); ++k) launch(k);  // one pass over the sets first
+  static_cast<void>(take());
+  const std::size_t hot = std::max<std::size_t>(6, 2 * sets.size());
+  for (std::size_t i = 0; i < hot; ++i) launch(i % sets.size());
+  if (const auto [us, count] = take(); count > 0) p.reference_hot_us = us / count;
+  for (int i = 0; i < reference_pairs; ++i) {
+    const std::size_t k = static_cast<std::size_t>(i) % sets.size();
+    fill(elsewhere.get(), std::min(written, elsewhere.bytes()), w.request.canary_pattern,
+         w.stream.get());
+    static_cast<void>(take());
+    launch(k);
+    if (const auto [us, count] = take(); count == 1) p.reference_control_us.push_back(us);
+  }
 }
 
 // Launches after which nothing of the output may be left from before: each preceded by a write
@@ -207,6 +270,7 @@ timing_answer run_timing(worker_context& w) {
       p.poisoned_us.push_back(launch_us(k, p.poisoned_event_us));
       if (!checks.poisoned_stale) checks.poisoned_stale = stale_set(k);
     }
+    if (recorded) time_reference(w, sets, fill, elsewhere, recorder, p);
     recorder.stop();
     checks.poisoned = std::move(p);
   }

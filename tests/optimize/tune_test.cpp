@@ -78,8 +78,8 @@ TEST(TuneBestOf, EveryRejectionOfTheRunIsListedTheBaselinesFirst) {
   auto late = variant("k[B=512]", {{"B", "512"}}, std::nullopt);
   late.reason = reason_code::timeout;
   late.message = "timing: no answer in 9 s";
-  const auto c = best_of(
-      report_of({baseline, variant("k[B=256]", {{"B", "256"}}, 10.0), late}), "t1024", 1024);
+  const auto c = best_of(report_of({baseline, variant("k[B=256]", {{"B", "256"}}, 10.0), late}),
+                         "t1024", 1024);
   ASSERT_TRUE(c.entry.has_value()) << c.why;
   EXPECT_FALSE(c.entry->interval_us.has_value()) << "no baseline time to bound it";
   ASSERT_EQ(c.rejected.size(), 2U);
@@ -188,8 +188,8 @@ TEST(TuneCheck, AnotherEntrysConfigurationWithoutATimeSaysWhy) {
   auto rival = variant("k[P=8]", {{"P", "8"}}, std::nullopt);
   rival.reason = reason_code::stale_in_timing;
   rival.message = "timing: a launch after the timing differs";
-  auto report = report_of(
-      {variant("init", {}, 40.0, true), variant("k[P=1]", {{"P", "1"}}, 1.2), rival});
+  auto report =
+      report_of({variant("init", {}, 40.0, true), variant("k[P=1]", {{"P", "1"}}, 1.2), rival});
   checked_entry e = judge_entry(report, table, table.entries[0], "t1");
   ASSERT_EQ(e.rivals.size(), 1U);
   EXPECT_FALSE(e.rivals[0].time_us.has_value());

@@ -142,8 +142,8 @@ TEST(TunedTable, EveryCheckedInTableReadsAndHoldsItsCandidatesConfigurations) {
   const fs::path kernels = fs::path(BLASTER_SOURCE_DIR) / "kernels";
   int tables = 0;
   for (const auto& file : fs::recursive_directory_iterator(kernels)) {
-    if (file.path().extension() != ".json" || file.path().parent_path().parent_path().filename() !=
-                                                  "tuned") {
+    if (file.path().extension() != ".json" ||
+        file.path().parent_path().parent_path().filename() != "tuned") {
       continue;
     }
     SCOPED_TRACE(file.path().string());

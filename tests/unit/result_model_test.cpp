@@ -64,7 +64,9 @@ poisoned_launches poisoned() {
           .hot_us = 9.8,
           .footprint_bytes = 1 << 20,
           .poisoned_bytes = 1 << 19,
-          .l2_bytes = 60 << 20};
+          .l2_bytes = 60 << 20,
+          .reference_hot_us = 9.7,
+          .reference_control_us = {10.3, 10.4}};
 }
 
 check_evidence evidence() {
@@ -265,6 +267,17 @@ TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
   expect_round_trip(answer, worker_result_from_json);
   expect_round_trip(*profiled().counters.kernels.front().occupancy, occupancy_estimate_from_json);
   expect_round_trip(*profiled().diagnosis, counter_diagnosis_from_json);
+}
+
+// A record of poisoned launches written before the stream reference was timed reads without it.
+TEST(ResultModel, PoisonedLaunchesRecordedWithoutTheReferenceRead) {
+  json j = to_json(poisoned());
+  j.erase("reference_hot_us");
+  j.erase("reference_control_us");
+  const poisoned_launches p = poisoned_launches_from_json(j);
+  EXPECT_EQ(p.reference_hot_us, 0.0);
+  EXPECT_TRUE(p.reference_control_us.empty());
+  EXPECT_EQ(p.control_us, poisoned().control_us);
 }
 
 // One name per quantity: the model's JSON uses the names the tables and the store use.
