@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
