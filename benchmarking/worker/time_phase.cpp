@@ -3,6 +3,7 @@
 // against the time on outputs that already hold the answer.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -92,24 +93,16 @@ void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
   std::size_t written = 0;
   for (const auto& range : writes.front()) written += range.bytes;
   const stream_reference reference(w.request.arch, &*w.cache);
-  const std::string name(stream_reference::kernel_name);
   auto launch = [&](std::size_t k) {
     reference(reads[k], writes[k], w.request.canary_pattern, w.stream.get());
   };
-  // [microseconds] and count of the reference's launches recorded since the last call.
-  double seen_us = 0.0;
-  int seen = 0;
+  // [microseconds] and count of the kernels recorded since the last call: the reference's alone,
+  // since the recorder leaves the fill out.
   auto take = [&] {
     w.stream.synchronize();
-    static_cast<void>(recorder.take_us());
-    const auto us = recorder.seen_us().find(name);
-    const auto count = recorder.seen().find(name);
-    const double total_us = us == recorder.seen_us().end() ? 0.0 : us->second;
-    const int total = count == recorder.seen().end() ? 0 : count->second;
-    const std::pair<double, int> since{total_us - seen_us, total - seen};
-    seen_us = total_us;
-    seen = total;
-    return since;
+    const int before = recorder.executions();
+    const double us = recorder.take_us();
+    return std::pair{us, recorder.executions() - before};
   };
   for (std::size_t k = 0; k < sets.size(); ++k) launch(k);  // one pass over the sets first
   static_cast<void>(take());
