@@ -22,8 +22,11 @@ struct poisoned_launches {
   std::vector<double> control_event_us{};
   std::vector<double> poisoned_event_us{};
   double hot_us = 0.0;                // [microseconds] per launch; 0 when CUPTI saw nothing
-  std::int64_t footprint_bytes = 0;   // [bytes] every buffer of one run of the plan
-  std::int64_t poisoned_bytes = 0;    // [bytes] what each poisoning (and control write) writes
+  // [bytes] the task's buffers of one run of the plan, and what each poisoning writes to them;
+  // the plan's scratch (poisoned too, and counted in the control's write) is the candidate's
+  // to size, so it widens no allowance here.
+  std::int64_t footprint_bytes = 0;
+  std::int64_t poisoned_bytes = 0;
   std::int64_t l2_bytes = 0;
   // The harness's stream reference over the same sets' task buffers (stream_reference.hpp),
   // timed as the launches above are: back to back over the sets, and alone after a write of its

@@ -54,6 +54,7 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
   }
   for (const auto& [name, bytes] : plan.scratch) {
     add(name, static_cast<std::size_t>(bytes));
+    out.scratch.insert(name);
     out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
   }
   // In stream order: the canaries first, then the inputs in the middle of them.
@@ -107,7 +108,15 @@ std::size_t poisoned_bytes(const check_buffers& b) {
 
 std::size_t footprint_bytes(const check_buffers& b) {
   std::size_t bytes = 0;
-  for (const auto& [name, buffer] : b.buffers) bytes += buffer.bytes();
+  for (const auto& [name, buffer] : b.buffers) bytes += b.scratch.contains(name) ? 0 : buffer.bytes();
+  return bytes;
+}
+
+std::size_t poisoned_task_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& [name, type] : b.output_types)
+    bytes += b.scratch.contains(name) ? 0 : b.buffers.at(name).bytes();
+  for (const auto& [name, drawn] : b.restore) bytes += drawn.size();
   return bytes;
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct check_buffers {
   // inout buffers and their drawn bytes, which poisoning writes back instead of a pattern: what
   // the last launch left there is as unknown to the next one as an output's bytes.
   std::map<std::string, std::span<const std::byte>, std::less<>> restore;
+  std::set<std::string, std::less<>> scratch;  // the plan's buffers among `buffers`
 };
 
 // The check's buffers with canaries of `canary_bytes` (the request's, or the whole guard where a
@@ -47,8 +49,11 @@ void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
 
 // [bytes] what poison() writes: every output, scratch and inout buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);
-// [bytes] every buffer of a set: what one run of the plan keeps in memory.
+// [bytes] the task's buffers of a set, and of them the ones poison() writes: never the plan's
+// scratch. The candidate sizes its scratch, so nothing the timing infers about the caches (how
+// many sets span the L2, what a write between launches may evict) may grow with it.
 std::size_t footprint_bytes(const check_buffers& b);
+std::size_t poisoned_task_bytes(const check_buffers& b);
 
 // The canaries that changed, each with its buffer and byte offset.
 std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b);

@@ -54,7 +54,9 @@ void account(const kernel_recorder& recorder, const resolved_plan& plan, timing_
 }
 
 // How many buffer sets a rotating timing needs so that the sets of one sample span twice the
-// L2: a launch then finds none of its inputs left in the cache by the launches before it.
+// L2: a launch then finds none of its inputs left in the cache by the launches before it. The
+// task's buffers alone count: scratch a candidate declares and never touches would otherwise
+// shrink the rotation to one set and leave its inputs in the L2.
 int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   const std::size_t bytes = footprint_bytes(one);
   const auto wanted =
@@ -247,7 +249,7 @@ timing_answer run_timing(worker_context& w) {
     poisoned_launches p{.source = recorded ? "CUPTI kernel time" : "CUDA events",
                         .hot_us = timing.cupti.kernel_us,
                         .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
-                        .poisoned_bytes = static_cast<std::int64_t>(poisoned_bytes(sets.front())),
+                        .poisoned_bytes = static_cast<std::int64_t>(poisoned_task_bytes(sets.front())),
                         .l2_bytes = device.l2_bytes};
     // Both writes are the same kernel's, finished before their launch is enqueued. Written by
     // the driver's memsets (of two widths, on two kinds of memory), an honest kernel's launches

@@ -191,6 +191,46 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
   std::filesystem::remove_all(home);
 }
 
+// Scratch is the candidate's to size: kernels that declare far more than they touch find their
+// inputs rotated over as many buffer sets as the baseline's, and are judged against the same
+// floor. 128 tokens of rms_norm hold 2 MB, so the baseline rotates over tens of sets.
+TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
+  BLASTER_REQUIRE_GPU();
+  const auto home =
+      std::filesystem::temp_directory_path() / ("blaster-scratch-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  bench_options options;
+  options.root = source_dir;
+  options.task = "rms_norm";
+  options.timed_case = "t128";
+  options.candidates = {source_dir / "tests" / "adversarial" / "rms_norm"};
+  options.use_tuned = false;
+  options.timing.max_samples = 30;
+  options.worker_executable = BLASTER_BINARY;
+  options.command = "adversarial suite, scratch";
+  bench_report report;
+  {
+    store records(home);
+    report = run_bench(options, records);
+  }
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  ASSERT_EQ(report.results.size(), 3U);  // the baseline and two cheats
+  const auto& baseline = report.results.front();
+  ASSERT_EQ(baseline.status, "passed") << baseline.message;
+  ASSERT_TRUE(baseline.timing && baseline.floor);
+  EXPECT_GT(baseline.timing->buffer_copies, 8);
+  EXPECT_EQ(baseline.floor->level, "dram");
+  for (const auto& r : report.results) {
+    ASSERT_EQ(r.status, "passed") << r.label << ": " << to_string(r.reason) << " " << r.message;
+    ASSERT_TRUE(r.timing && r.floor) << r.label;
+    EXPECT_EQ(r.timing->buffer_copies, baseline.timing->buffer_copies) << r.label;
+    EXPECT_EQ(r.floor->level, baseline.floor->level) << r.label;
+    // The baseline's loops, over inputs as far from the SMs as the baseline's.
+    EXPECT_NEAR(*r.time_us / *baseline.time_us, 1.0, 0.25) << r.label;
+  }
+  std::filesystem::remove_all(home);
+}
+
 // --sanitize finds what no output shows: a warp that reads its neighbour's shared memory with no
 // __syncwarp passes the gate, and racecheck rejects it; the honest candidates still pass.
 TEST(AdversarialGpu, SanitizeRejectsAWarpRaceTheGateCannotSee) {
