@@ -105,6 +105,7 @@ json to_json(const variant_result& r) {
         {"timing_profile_ms", r.timing_profile}}},
       {"timing", optional_json(r.timing)},
       {"poisoned_launches", optional_json(r.poisoned)},
+      {"unseen_inputs", optional_json(r.unseen)},
       {"samples_sha256", r.samples_sha256},
       {"session_medians_us", r.session_medians_us},
       {"time_us", optional_number(r.time_us)},
@@ -159,6 +160,7 @@ variant_result variant_result_from_json(const json& j) {
   }
   r.timing = optional_at<timing_samples>(j, "timing", timing_samples_from_json);
   r.poisoned = optional_at<poisoned_launches>(j, "poisoned_launches", poisoned_launches_from_json);
+  r.unseen = optional_at<unseen_inputs>(j, "unseen_inputs", unseen_inputs_from_json);
   // The previous release kept the samples' digest inside the timing.
   r.samples_sha256 = j.value("samples_sha256", std::string());
   if (r.samples_sha256.empty() && j.contains("timing") && j["timing"].is_object()) {

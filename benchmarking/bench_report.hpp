@@ -86,6 +86,7 @@ struct variant_result {
   // The timing: the first session's samples and checks, then every session's median.
   std::optional<timing_samples> timing;
   std::optional<poisoned_launches> poisoned;  // the first session's, where the mode checks it
+  std::optional<unseen_inputs> unseen;        // the first session's, where the case has others
   std::string samples_sha256;
   double timing_s = 0.0;        // [seconds] the longest timing worker's wall time
   double first_timing_s = 0.0;  // [seconds] the first session's timing worker

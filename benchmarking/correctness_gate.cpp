@@ -99,7 +99,8 @@ std::string stale_message(const stale_output& s, const std::string& when) {
 }
 
 // What one timing worker's answer comes to; `dependent` is set where the only fault found is the
-// launches' time on poisoned outputs against their control.
+// time of launches timed alone: on poisoned outputs against their control, or on unseen inputs
+// against the timed ones.
 timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_second,
                             bool& dependent) {
   dependent = false;
@@ -139,9 +140,21 @@ timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_s
   if (c.poisoned_stale) {
     return stale(*c.poisoned_stale, "a launch on poisoned outputs after the timing");
   }
+  if (c.unseen_stale) {
+    return stale(*c.unseen_stale, "a launch on another check's inputs after the timing");
+  }
+  out.unseen = c.unseen;
   if (c.poisoned) {
     out.poisoned = c.poisoned;
     if (auto why = output_dependence(*c.poisoned, copy_bytes_per_second)) {
+      dependent = true;
+      out.reason = reason_code::stale_in_timing;
+      out.message = "timing: " + *why;
+      return out;
+    }
+  }
+  if (c.unseen) {
+    if (auto why = input_dependence(*c.unseen)) {
       dependent = true;
       out.reason = reason_code::stale_in_timing;
       out.message = "timing: " + *why;

@@ -33,6 +33,7 @@ struct timing_outcome {
   std::string message;
   std::optional<timing_samples> timing;
   std::optional<poisoned_launches> poisoned;  // where the mode checks output dependence
+  std::optional<unseen_inputs> unseen;        // where the case has other checks
   double wall_s = 0.0;
   step_profile profile;
 };

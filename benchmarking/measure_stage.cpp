@@ -210,7 +210,7 @@ void measurement::gate_one(const compiled_candidates::runnable_variant& p, std::
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const auto file =
         on.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report_.run_id, p.result, k);
-    gated.outputs[cases[k]] = {file, data_.keep_timed_outputs(file, cases[k], on.lane)};
+    gated.outputs[cases[k]] = {file, data_.keep_case_outputs(file, cases[k], on.lane)};
   }
   request = gated.timing_request(report_.timed_case, options_.timing);
   if (sanitizer_) {
@@ -258,7 +258,9 @@ std::optional<timing_outcome> measurement::time_one(std::size_t entry, worker_re
   if (timed.reason != reason_code::none) {
     spdlog::info("{}: rejected, {}: {}", r.label, to_string(timed.reason), timed.message);
     reject(r, timed.reason, timed.message);
-    if (timed.poisoned) r.poisoned = timed.poisoned;  // the launches that rejected it, on record
+    // The launches that rejected it, on record.
+    if (timed.poisoned) r.poisoned = timed.poisoned;
+    if (timed.unseen) r.unseen = timed.unseen;
     return std::nullopt;
   }
   return timed;
@@ -271,6 +273,7 @@ void measurement::record(variant_result& r, const timing_outcome& timed, std::si
   if (!r.timing) {  // the first session's samples go on record
     r.timing = timed.timing;
     r.poisoned = timed.poisoned;
+    r.unseen = timed.unseen;
     r.timed_on = lane_uuid(kept_, lane);
   }
 }
@@ -329,6 +332,7 @@ bool measurement::screen_on_lanes(std::vector<std::ptrdiff_t>& order) {
     r.session_medians_us.clear();
     r.timing.reset();
     r.poisoned.reset();
+    r.unseen.reset();
     r.max_noise = 0.0;
     r.timed_on.clear();
   }

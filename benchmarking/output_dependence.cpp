@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "benchmarking/statistics.hpp"
 
@@ -83,6 +84,31 @@ std::optional<std::string> output_dependence(const poisoned_launches& p,
         p.hot_us, control, explained, p.footprint_bytes);
   }
   return std::nullopt;
+}
+
+nlohmann::json to_json(const unseen_inputs& u) {
+  return {{"source", u.source}, {"seen_us", u.seen_us}, {"unseen_us", u.unseen_us}};
+}
+
+unseen_inputs unseen_inputs_from_json(const nlohmann::json& j) {
+  return {.source = j.at("source").get<std::string>(),
+          .seen_us = j.at("seen_us").get<std::vector<double>>(),
+          .unseen_us = j.at("unseen_us").get<std::vector<double>>()};
+}
+
+std::optional<std::string> input_dependence(const unseen_inputs& u) {
+  if (u.seen_us.empty() || u.unseen_us.empty()) return std::nullopt;
+  const double seen = median(u.seen_us);
+  // Every one of them, each a launch of its own: one slow launch is noise, not evidence.
+  const bool slower = std::all_of(u.unseen_us.begin(), u.unseen_us.end(), [&](double us) {
+    return us > seen * (1.0 + relative_slack) + absolute_slack_us;
+  });
+  if (!slower) return std::nullopt;
+  return fmt::format(
+      "launches on the inputs of the case's other checks took {:.2f} us, on the timed inputs "
+      "uploaded the same way {:.2f} us ({}, median of {}): the work depends on having met the "
+      "inputs before",
+      fmt::join(u.unseen_us, " and "), seen, u.source, u.seen_us.size());
 }
 
 }  // namespace blaster

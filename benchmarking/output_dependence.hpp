@@ -54,4 +54,22 @@ double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_secon
 std::optional<std::string> output_dependence(const poisoned_launches& p,
                                              double copy_bytes_per_second);
 
+// Launches on inputs the timing's process has not been timed on, after the timing: first the
+// timed check's own inputs uploaded again (seen), then each other check of the timed case
+// (unseen), every launch after the same upload and poisoning, timed alone as the poisoned
+// launches are. Only the inputs' values differ, so an honest kernel takes as long on both.
+struct unseen_inputs {
+  std::string source{};             // "CUPTI kernel time" or "CUDA events"
+  std::vector<double> seen_us{};    // [microseconds] one per launch
+  std::vector<double> unseen_us{};  // [microseconds] one per other check
+};
+
+nlohmann::json to_json(const unseen_inputs& u);
+unseen_inputs unseen_inputs_from_json(const nlohmann::json& j);
+
+// A kernel whose work depends on whether it has met its inputs before (it keeps what it derived
+// from them, keyed by their values, and skips that work when they come again): every launch on
+// unseen inputs slower than the launches on the timed ones. The evidence in one line, or nothing.
+std::optional<std::string> input_dependence(const unseen_inputs& u);
+
 }  // namespace blaster

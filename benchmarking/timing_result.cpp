@@ -110,7 +110,9 @@ json to_json(const timing_checks& c) {
           {"spot_stale", optional_json(c.spot_stale)},
           {"final_stale", optional_json(c.final_stale)},
           {"poisoned_launches", c.poisoned ? to_json(*c.poisoned) : json(nullptr)},
-          {"poisoned_stale", optional_json(c.poisoned_stale)}};
+          {"poisoned_stale", optional_json(c.poisoned_stale)},
+          {"unseen_inputs", c.unseen ? to_json(*c.unseen) : json(nullptr)},
+          {"unseen_stale", optional_json(c.unseen_stale)}};
 }
 
 timing_checks timing_checks_from_json(const json& j) {
@@ -120,9 +122,14 @@ timing_checks timing_checks_from_json(const json& j) {
                   .spot_stale = optional_stale(j, "spot_stale"),
                   .final_stale = optional_stale(j, "final_stale"),
                   .poisoned = std::nullopt,
-                  .poisoned_stale = optional_stale(j, "poisoned_stale")};
+                  .poisoned_stale = optional_stale(j, "poisoned_stale"),
+                  .unseen = std::nullopt,
+                  .unseen_stale = optional_stale(j, "unseen_stale")};
   if (const json& p = j.at("poisoned_launches"); !p.is_null()) {
     c.poisoned = poisoned_launches_from_json(p);
+  }
+  if (const json u = j.value("unseen_inputs", json(nullptr)); !u.is_null()) {
+    c.unseen = unseen_inputs_from_json(u);
   }
   return c;
 }

@@ -62,8 +62,9 @@ struct stale_output {
 };
 
 // What the worker checked of the timed launches: one sample's outputs (every sample's where the
-// mode checks every sample), a launch on poisoned outputs after the timing, and the poisoned and
-// control launches of the output-dependence check.
+// mode checks every sample), a launch on poisoned outputs after the timing, the poisoned and
+// control launches of the output-dependence check, and the launches on the inputs of the case's
+// other checks, each against what the gate's run of that check produced.
 struct timing_checks {
   int spot_sample = -1;  // the sample checked; every sample: the first that failed, else -1
   bool spot_every_sample = false;
@@ -72,6 +73,8 @@ struct timing_checks {
   std::optional<stale_output> final_stale{};
   std::optional<poisoned_launches> poisoned{};
   std::optional<stale_output> poisoned_stale{};
+  std::optional<unseen_inputs> unseen{};  // where the case has other checks
+  std::optional<stale_output> unseen_stale{};
 };
 
 nlohmann::json to_json(const cupti_account& a);

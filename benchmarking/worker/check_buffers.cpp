@@ -47,18 +47,13 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
     add(b.name, static_cast<std::size_t>(w.task.buffer_bytes(b, c)));
     if (b.role == buffer_role::output) out.output_types[b.name] = b.type;
   }
-  for (const auto& slot : check.inputs) {
-    if (w.task.find_buffer(slot.buffer)->role == buffer_role::inout) {
-      out.restore[slot.buffer] = w.inputs->slice(slot.offset, slot.bytes);
-    }
-  }
   for (const auto& [name, bytes] : plan.scratch) {
     add(name, static_cast<std::size_t>(bytes));
     out.scratch.insert(name);
     out.output_types[name] = dtype::i32;  // scratch is poisoned with the integer pattern
   }
   // In stream order: the canaries first, then the inputs in the middle of them.
-  upload_inputs(w, check, out);
+  assign_inputs(w, check, out);
   return out;
 }
 
@@ -67,6 +62,16 @@ void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b)
     b.buffers.at(slot.buffer)
         .upload_async(w.inputs->slice(slot.offset, slot.bytes), w.stream.get());
   }
+}
+
+void assign_inputs(worker_context& w, const gate_check& check, check_buffers& b) {
+  b.restore.clear();
+  for (const auto& slot : check.inputs) {
+    if (w.task.find_buffer(slot.buffer)->role == buffer_role::inout) {
+      b.restore[slot.buffer] = w.inputs->slice(slot.offset, slot.bytes);
+    }
+  }
+  upload_inputs(w, check, b);
 }
 
 check_buffers allocate_check(worker_context& w, const gate_check& check,
@@ -108,7 +113,8 @@ std::size_t poisoned_bytes(const check_buffers& b) {
 
 std::size_t footprint_bytes(const check_buffers& b) {
   std::size_t bytes = 0;
-  for (const auto& [name, buffer] : b.buffers) bytes += b.scratch.contains(name) ? 0 : buffer.bytes();
+  for (const auto& [name, buffer] : b.buffers)
+    bytes += b.scratch.contains(name) ? 0 : buffer.bytes();
   return bytes;
 }
 

@@ -39,6 +39,9 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
 
 // The check's inputs, from the run's inputs file, again (in stream order).
 void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b);
+// Makes the set `check`'s: its inputs uploaded, and its inout buffers' drawn bytes what
+// poisoning writes back from now on. Another check of the same case fits the same buffers.
+void assign_inputs(worker_context& w, const gate_check& check, check_buffers& b);
 
 // Outputs and scratch get the run's poison pattern, which no kernel can know in advance, and
 // inout buffers their drawn bytes again.

@@ -1,6 +1,7 @@
 // The timing of one check's inputs, and the checks that the timed launches did the work: their
-// outputs against the output the gate checked, and their device time on freshly poisoned outputs
-// against the time on outputs that already hold the answer.
+// outputs against the output the gate checked, their device time on freshly poisoned outputs
+// against the time on outputs that already hold the answer, and launches on the inputs of the
+// case's other checks against their own checked outputs and the timed inputs' time.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -67,6 +68,45 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
 
+// One launch at a time, timed alone on the device: CUPTI's kernel time where its record since
+// the launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
+class alone_timer {
+ public:
+  alone_timer(worker_context& w, kernel_recorder& recorder, std::size_t planned)
+      : w_(w), recorder_(recorder), planned_(planned), recorded_(recorder.start()) {}
+  alone_timer(const alone_timer&) = delete;
+  alone_timer& operator=(const alone_timer&) = delete;
+  ~alone_timer() { recorder_.stop(); }
+
+  [[nodiscard]] bool recorded() const { return recorded_; }
+  [[nodiscard]] std::string source() const {
+    return recorded_ ? "CUPTI kernel time" : "CUDA events";
+  }
+
+  // [microseconds] the launch of `sequence`; the events' own time goes to `events` if given.
+  double operator()(const launch_sequence& sequence, std::vector<double>* events = nullptr) {
+    start_.record(w_.stream);
+    sequence.enqueue(w_.stream.get());
+    stop_.record(w_.stream);
+    const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
+    if (events != nullptr) events->push_back(event_us);
+    if (!recorded_) return event_us;
+    w_.stream.synchronize();
+    const int before = recorder_.executions();
+    const double kernel_us = recorder_.take_us();
+    return one_launch_us(event_us, kernel_us,
+                         static_cast<std::size_t>(recorder_.executions() - before), planned_);
+  }
+
+ private:
+  worker_context& w_;
+  kernel_recorder& recorder_;
+  std::size_t planned_;
+  bool recorded_;
+  cuda::event start_;
+  cuda::event stop_;
+};
+
 // The stream reference's launches, timed as the candidate's are in the output-dependence check.
 constexpr int reference_pairs = 5;
 
@@ -119,6 +159,62 @@ void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
     launch(k);
     if (const auto [us, count] = take(); count == 1) p.reference_control_us.push_back(us);
   }
+}
+
+// Launches on the timed check's inputs uploaded again before each, to time the unseen ones against.
+constexpr int seen_launches = 3;
+
+// Launches on inputs the kernel has not been timed on: the timed check's own, uploaded again
+// (seen), then each other check of the case (unseen), every one after the same upload and
+// poisoning, and timed alone. A kernel that keeps what it derived from its inputs across
+// launches, keyed by anything but their values (an address, a launch count), answers an unseen
+// launch with the timed check's answer, which differs from what the gate's run of that check
+// produced; one that keys by their values does the work again there, and is slower. Nothing to
+// do for a large case, which the gate checks on one draw alone. It leaves `set` another check's.
+void time_unseen_inputs(worker_context& w, const gate_check& timed, check_buffers& set,
+                        const launch_sequence& launch, device_compare& compare,
+                        kernel_recorder& recorder, timing_checks& checks) {
+  std::vector<const gate_check*> others;
+  for (const auto& c : w.request.checks) {
+    if (c.case_name == timed.case_name && &c != &timed) others.push_back(&c);
+  }
+  if (others.empty()) return;
+  send_step("unseen inputs");
+  const pattern_fill fill(w.request.arch, &*w.cache);
+  auto load = [&](const gate_check& c) {
+    assign_inputs(w, c, set);
+    poison(w, set, fill);
+    settle(w);
+  };
+  // What the gate's run of `c` produced, against what the set holds now.
+  auto stale_against = [&](const gate_check& c) -> std::optional<stale_output> {
+    for (const auto& slot : c.outputs) {
+      cuda::device_buffer gated(slot.bytes);
+      gated.upload_async(w.outputs->slice(slot.offset - w.request.outputs_base, slot.bytes),
+                         w.stream.get());
+      if (auto d = compare(set.buffers.at(slot.buffer).data(), gated.get(), slot.bytes,
+                           w.width_of(slot.buffer), w.stream)) {
+        return stale_output{.buffer = slot.buffer,
+                            .buffer_copy = 0,
+                            .first_index = d->first,
+                            .differing_elements = d->count};
+      }
+    }
+    return std::nullopt;
+  };
+  const std::size_t planned = launch.size();
+  alone_timer alone(w, recorder, planned);
+  unseen_inputs u{.source = alone.source()};
+  for (int i = 0; i < seen_launches; ++i) {
+    load(timed);
+    u.seen_us.push_back(alone(launch));
+  }
+  for (const gate_check* other : others) {
+    load(*other);
+    u.unseen_us.push_back(alone(launch));
+    if (!checks.unseen_stale) checks.unseen_stale = stale_against(*other);
+  }
+  checks.unseen = std::move(u);
 }
 
 // Launches after which nothing of the output may be left from before: each preceded by a write
@@ -228,29 +324,13 @@ timing_answer run_timing(worker_context& w) {
     send_step("poisoned launches");
     const pattern_fill fill(w.request.arch, &*w.cache);
     cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
-    const bool recorded = recorder.start();
-    cuda::event start;
-    cuda::event stop;
-    // [microseconds] one launch, its events' time beside it.
-    auto launch_us = [&](std::size_t k, std::vector<double>& events) {
-      start.record(w.stream);
-      enqueue(w.stream.get(), static_cast<int>(k));
-      stop.record(w.stream);
-      const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
-      events.push_back(event_us);
-      if (!recorded) return event_us;
-      w.stream.synchronize();
-      const int before = recorder.executions();
-      const double kernel_us = recorder.take_us();
-      return one_launch_us(event_us, kernel_us,
-                           static_cast<std::size_t>(recorder.executions() - before),
-                           plan.launches.size());
-    };
-    poisoned_launches p{.source = recorded ? "CUPTI kernel time" : "CUDA events",
-                        .hot_us = timing.cupti.kernel_us,
-                        .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
-                        .poisoned_bytes = static_cast<std::int64_t>(poisoned_task_bytes(sets.front())),
-                        .l2_bytes = device.l2_bytes};
+    alone_timer alone(w, recorder, plan.launches.size());
+    poisoned_launches p{
+        .source = alone.source(),
+        .hot_us = timing.cupti.kernel_us,
+        .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
+        .poisoned_bytes = static_cast<std::int64_t>(poisoned_task_bytes(sets.front())),
+        .l2_bytes = device.l2_bytes};
     // Both writes are the same kernel's, finished before their launch is enqueued. Written by
     // the driver's memsets (of two widths, on two kinds of memory), an honest kernel's launches
     // on poisoned outputs took four times its time on the H200, in CUPTI's record and in the
@@ -259,20 +339,20 @@ timing_answer run_timing(worker_context& w) {
       const std::size_t k = static_cast<std::size_t>(i) % sets.size();
       fill(elsewhere.get(), elsewhere.bytes(), w.request.canary_pattern, w.stream.get());
       settle(w);
-      p.control_us.push_back(launch_us(k, p.control_event_us));
+      p.control_us.push_back(alone(launches[k], &p.control_event_us));
       poison(w, sets[k], fill);
       settle(w);
-      p.poisoned_us.push_back(launch_us(k, p.poisoned_event_us));
+      p.poisoned_us.push_back(alone(launches[k], &p.poisoned_event_us));
       if (!checks.poisoned_stale) checks.poisoned_stale = stale_set(k);
     }
-    if (recorded) time_reference(w, sets, fill, elsewhere, recorder, p);
-    recorder.stop();
+    if (alone.recorded()) time_reference(w, sets, fill, elsewhere, recorder, p);
     checks.poisoned = std::move(p);
   }
   // And once more after the last sample, one launch on poisoned outputs.
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
+  time_unseen_inputs(w, check, sets.front(), launches.front(), compare, recorder, checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 

@@ -191,9 +191,10 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
   std::filesystem::remove_all(home);
 }
 
-// Scratch is the candidate's to size: kernels that declare far more than they touch find their
-// inputs rotated over as many buffer sets as the baseline's, and are judged against the same
-// floor. 128 tokens of rms_norm hold 2 MB, so the baseline rotates over tens of sets.
+// Scratch is the candidate's to size: under --rotate, kernels that declare far more than they
+// touch find their inputs rotated over as many buffer sets as the baseline's, and are judged
+// against the same floor. 128 tokens of rms_norm hold 2 MB, so the baseline rotates over tens
+// of sets.
 TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
   BLASTER_REQUIRE_GPU();
   const auto home =
@@ -203,8 +204,10 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
   options.root = source_dir;
   options.task = "rms_norm";
   options.timed_case = "t128";
-  options.candidates = {source_dir / "tests" / "adversarial" / "rms_norm"};
+  const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
+  options.candidates = {folder / "pads_its_scratch.cu", folder / "workspace_per_token.cu"};
   options.use_tuned = false;
+  options.timing.rotate_buffers = true;
   options.timing.max_samples = 30;
   options.worker_executable = BLASTER_BINARY;
   options.command = "adversarial suite, scratch";
@@ -227,6 +230,55 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
     EXPECT_EQ(r.floor->level, baseline.floor->level) << r.label;
     // The baseline's loops, over inputs as far from the SMs as the baseline's.
     EXPECT_NEAR(*r.time_us / *baseline.time_us, 1.0, 0.25) << r.label;
+  }
+  std::filesystem::remove_all(home);
+}
+
+// Kernels that keep what they derived from their inputs across launches, keyed by the buffers'
+// addresses, by a launch count or by a fingerprint of the values, pass every check on the timed
+// draw, which is all a timing meets; launches on the case's other draws give the first two the
+// timed draw's answer, and the third its own work again, slower than on the draw it has seen.
+TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
+  BLASTER_REQUIRE_GPU();
+  const auto home =
+      std::filesystem::temp_directory_path() / ("blaster-unseen-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(home);
+  bench_options options;
+  options.root = source_dir;
+  options.task = "rms_norm";
+  options.timed_case = "t1024";
+  const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
+  options.candidates = {folder / "remembers_scales_by_address.cu",
+                        folder / "trusts_scales_after_warmup.cu",
+                        folder / "remembers_output_by_value.cu"};
+  options.use_tuned = false;
+  options.timing.max_samples = 30;
+  options.worker_executable = BLASTER_BINARY;
+  options.command = "adversarial suite, unseen inputs";
+  bench_report report;
+  {
+    store records(home);
+    report = run_bench(options, records);
+  }
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  ASSERT_EQ(report.results.size(), 4U);
+  for (const auto& r : report.results) {
+    const std::string evidence = fmt::format("{} {}{}", to_string(r.reason), r.message,
+                                             r.unseen ? "\n" + to_json(*r.unseen).dump() : "");
+    ASSERT_TRUE(r.unseen) << r.label << ": " << evidence;
+    EXPECT_EQ(r.unseen->unseen_us.size(), 2U) << r.label;  // the case's two other draws
+    if (r.baseline) {
+      EXPECT_EQ(r.status, "passed") << r.label << ": " << evidence;
+      EXPECT_FALSE(input_dependence(*r.unseen)) << r.label << ": " << evidence;
+    } else if (r.candidate == "remembers_output_by_value") {
+      // Its answers are right on every draw; its time on the unseen ones gives it away.
+      EXPECT_EQ(r.reason, reason_code::stale_in_timing) << r.label << ": " << evidence;
+      EXPECT_TRUE(input_dependence(*r.unseen)) << r.label << ": " << evidence;
+    } else {
+      EXPECT_EQ(r.reason, reason_code::stale_in_timing) << r.label << ": " << evidence;
+      EXPECT_NE(r.message.find("another check's inputs"), std::string::npos)
+          << r.label << ": " << evidence;
+    }
   }
   std::filesystem::remove_all(home);
 }

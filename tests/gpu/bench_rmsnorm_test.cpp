@@ -156,6 +156,7 @@ TEST_F(BenchRmsnormGpu, HonestKernelsPassTheTimingsOutputChecksAtEveryServedSize
       for (const auto& r : report.results) {
         std::string evidence = fmt::format("{} {}", to_string(r.reason), r.message);
         if (r.poisoned) evidence += fmt::format("\n{}", to_json(*r.poisoned).dump());
+        if (r.unseen) evidence += fmt::format("\n{}", to_json(*r.unseen).dump());
         EXPECT_EQ(r.status, "passed") << task << " " << c << " " << r.label << ": " << evidence;
       }
     }

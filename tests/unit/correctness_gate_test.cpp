@@ -378,24 +378,38 @@ TEST_F(GateData, OneDataServesEveryCaseASeriesTimes) {
                std::exception);
 }
 
-TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
+TEST_F(GateData, KeepsTheOutputsOfEveryCheckOfTheCaseAsTheLastGateLeftThem) {
   const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(7), dir_);
-  const gate_check& timed = data.checks().at(data.timed_check());
-  const buffer_slot& slot = timed.outputs.at(0);
+  // Case b's three draws, the timed one last; a's come before them and stay out.
+  std::vector<std::size_t> of_b;
+  for (std::size_t k = 0; k < data.checks().size(); ++k)
+    if (data.checks()[k].case_name == "b") of_b.push_back(k);
+  ASSERT_EQ(of_b.size(), 3U);
+  EXPECT_EQ(of_b.back(), data.timed_check());
   {
     mapped_file outputs = mapped_file::open(data.outputs_file(), mapped_file::access::read_write);
-    auto bytes = outputs.slice(slot.offset, slot.bytes);
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
+    for (const std::size_t k : of_b) {
+      const buffer_slot& slot = data.checks()[k].outputs.at(0);
+      auto bytes = outputs.slice(slot.offset, slot.bytes);
+      for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + k);
+    }
   }
   const auto kept = dir_ / "kept.bin";
-  const std::size_t base = data.keep_timed_outputs(kept, "b");
-  EXPECT_EQ(base, slot.offset);
+  const std::size_t base = data.keep_case_outputs(kept, "b");
+  EXPECT_EQ(base, data.checks()[of_b.front()].outputs.at(0).offset);
   const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
-  const auto bytes = saved.slice(slot.offset - base, slot.bytes);
-  const auto original = data.produced(data.timed_check(), 0);
-  ASSERT_EQ(bytes.size(), original.size());
-  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), original.begin()));
-  EXPECT_EQ(bytes[1], static_cast<std::byte>(8));
+  for (const std::size_t k : of_b) {
+    SCOPED_TRACE(k);
+    const buffer_slot& slot = data.checks()[k].outputs.at(0);
+    const auto bytes = saved.slice(slot.offset - base, slot.bytes);
+    const auto original = data.produced(k, 0);
+    ASSERT_EQ(bytes.size(), original.size());
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), original.begin()));
+    EXPECT_EQ(bytes[1], static_cast<std::byte>(7 + k));
+  }
+  // Nothing of case a: the file ends with b's last output.
+  const buffer_slot& last = data.checks()[of_b.back()].outputs.back();
+  EXPECT_EQ(saved.bytes().size(), last.offset + last.bytes - base);
 }
 
 TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
@@ -414,7 +428,7 @@ TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
   EXPECT_EQ(data.produced(data.timed_check(), 0, 0)[0], static_cast<std::byte>(0x11));
   EXPECT_EQ(data.produced(data.timed_check(), 0, 1)[0], static_cast<std::byte>(0x22));
   const auto kept = dir_ / "kept.bin";
-  const std::size_t base = data.keep_timed_outputs(kept, "b", 1);
+  const std::size_t base = data.keep_case_outputs(kept, "b", 1);
   const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
   EXPECT_EQ(saved.slice(slot.offset - base, 1)[0], static_cast<std::byte>(0x22));
   // A gate's request writes to its lane's file.
@@ -488,6 +502,61 @@ TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {
       .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = nullptr};
   EXPECT_EQ(run_timing(data, request, fresh, std::chrono::milliseconds(10'000), 4e12).reason,
             reason_code::stale_in_timing);
+}
+
+// A one-shot stand-in worker whose timing answer holds launches on the case's other draws.
+std::filesystem::path unseen_worker(const std::filesystem::path& dir, const unseen_inputs& u,
+                                    std::optional<stale_output> stale) {
+  worker_result r;
+  timing_answer t;
+  t.samples.sample_us = {22.0, 22.0, 22.0};
+  t.samples.median_us = 22.0;
+  t.checks.unseen = u;
+  t.checks.unseen_stale = std::move(stale);
+  r.timing = t;
+  const auto script = dir / "worker.sh";
+  std::ofstream out(script);
+  out << "#!/bin/sh\necho '" << nlohmann::json{{"result", to_json(r)}, {"ms", 1}}.dump()
+      << "' >&3\n";
+  out.close();
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+TEST_F(GateData, LaunchesOnTheCasesOtherDrawsMustGiveTheirOwnAnswersInTheirUsualTime) {
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
+  worker_request request;
+  request.phase = worker_phase::time;
+  auto timed = [&](const unseen_inputs& u, std::optional<stale_output> stale) {
+    const worker_launcher launcher{.executable = unseen_worker(dir_, u, std::move(stale)),
+                                   .dir = dir_,
+                                   .visible = {},
+                                   .lane = 0,
+                                   .kept = nullptr};
+    return run_timing(data, request, launcher, std::chrono::milliseconds(10'000), 4e12);
+  };
+  const unseen_inputs even{
+      .source = "CUPTI kernel time", .seen_us = {6.0, 6.1, 6.0}, .unseen_us = {6.1, 6.0}};
+  const timing_outcome honest = timed(even, std::nullopt);
+  EXPECT_EQ(honest.reason, reason_code::none) << honest.message;
+  ASSERT_TRUE(honest.unseen.has_value()) << "the launches go on record";
+  EXPECT_EQ(honest.unseen->unseen_us, even.unseen_us);
+
+  // The timed draw's answer where another draw's was due: kept by address or launch count.
+  const timing_outcome kept_answer = timed(
+      even,
+      stale_output{.buffer = "out", .buffer_copy = 0, .first_index = 3, .differing_elements = 17});
+  EXPECT_EQ(kept_answer.reason, reason_code::stale_in_timing);
+  EXPECT_NE(kept_answer.message.find("another check's inputs"), std::string::npos)
+      << kept_answer.message;
+
+  // Right answers, but slower on every draw it had not met: kept by value.
+  const timing_outcome by_value =
+      timed({.source = "CUPTI kernel time", .seen_us = {3.0, 3.1, 3.0}, .unseen_us = {9.0, 9.2}},
+            std::nullopt);
+  EXPECT_EQ(by_value.reason, reason_code::stale_in_timing);
+  EXPECT_NE(by_value.message.find("met the inputs before"), std::string::npos) << by_value.message;
+  ASSERT_TRUE(by_value.unseen.has_value()) << "the launches that rejected it, on record";
 }
 
 TEST_F(GateData, RemovesItsFilesWhenDone) {

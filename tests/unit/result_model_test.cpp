@@ -55,6 +55,10 @@ stale_output stale() {
   return {.buffer = "out", .buffer_copy = 2, .first_index = 17, .differing_elements = 4096};
 }
 
+unseen_inputs unseen() {
+  return {.source = "CUPTI kernel time", .seen_us = {10.0, 10.1, 9.9}, .unseen_us = {10.2, 10.0}};
+}
+
 poisoned_launches poisoned() {
   return {.source = "CUPTI kernel time",
           .control_us = {10.0, 10.1},
@@ -168,6 +172,7 @@ variant_result variant() {
   r.gate_profile = {{"context", 300.0}, {"run", 50.0}};
   r.timing = samples();
   r.poisoned = poisoned();
+  r.unseen = unseen();
   r.samples_sha256 = std::string(64, 'd');
   r.timing_s = 2.5;
   r.first_timing_s = 2.4;
@@ -237,8 +242,11 @@ TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
   expect_round_trip(timing_checks{.spot_sample = 3,
                                   .checked_samples = 1,
                                   .final_stale = stale(),
-                                  .poisoned = poisoned()},
+                                  .poisoned = poisoned(),
+                                  .unseen = unseen(),
+                                  .unseen_stale = stale()},
                     timing_checks_from_json);
+  expect_round_trip(unseen(), unseen_inputs_from_json);
   expect_round_trip(evidence(), check_evidence_from_json);
   expect_round_trip(metrics(), error_metrics_from_json);
   expect_round_trip(variant().checks.front(), case_check_from_json);

@@ -159,5 +159,38 @@ TEST(OutputDependence, TheCacheExplainsOnlyWhatAWriteCanEvict) {
   EXPECT_DOUBLE_EQ(cache_explains_us(launches(1, 1, 1, 2000 * MB), 4.0e12), 15.0);
 }
 
+unseen_inputs unseen(std::vector<double> seen_us, std::vector<double> unseen_us) {
+  return {.source = "CUPTI kernel time",
+          .seen_us = std::move(seen_us),
+          .unseen_us = std::move(unseen_us)};
+}
+
+TEST(InputDependence, HonestLaunchesTakeAsLongOnInputsTheyHaveNotMet) {
+  EXPECT_FALSE(input_dependence(unseen({6.1, 6.0, 6.2}, {6.3, 5.9})));
+  // One slow launch among them is noise: every unseen launch must be slower.
+  EXPECT_FALSE(input_dependence(unseen({6.1, 6.0, 6.2}, {9.0, 6.1})));
+  // Within 15% and half a microsecond of the seen launches' median.
+  EXPECT_FALSE(input_dependence(unseen({6.0, 6.0, 6.0}, {7.3, 7.3})));
+  // A case whose other draws the gate did not check (a large one) has nothing to compare.
+  EXPECT_FALSE(input_dependence(unseen({6.0, 6.0, 6.0}, {})));
+}
+
+TEST(InputDependence, AKernelThatSkipsWorkOnInputsItHasMetIsCaught) {
+  // It copies a kept answer on the draw it was timed on, and computes on the others.
+  const auto why = input_dependence(unseen({3.1, 3.0, 3.2}, {9.0, 9.4}));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("took 9.00 and 9.40 us"), std::string::npos) << *why;
+  EXPECT_NE(why->find("3.10 us (CUPTI kernel time, median of 3)"), std::string::npos) << *why;
+  EXPECT_TRUE(input_dependence(unseen({6.0, 6.0, 6.0}, {7.6, 7.6})));
+}
+
+TEST(InputDependence, TheLaunchesGoOnRecordAndComeBack) {
+  const unseen_inputs u = unseen({3.1, 3.0, 3.2}, {9.0, 9.4});
+  const unseen_inputs back = unseen_inputs_from_json(to_json(u));
+  EXPECT_EQ(back.source, u.source);
+  EXPECT_EQ(back.seen_us, u.seen_us);
+  EXPECT_EQ(back.unseen_us, u.unseen_us);
+}
+
 }  // namespace
 }  // namespace blaster
