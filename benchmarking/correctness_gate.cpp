@@ -140,10 +140,14 @@ timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_s
   if (c.poisoned_stale) {
     return stale(*c.poisoned_stale, "a launch on poisoned outputs after the timing");
   }
-  if (c.unseen_stale) {
-    return stale(*c.unseen_stale, "a launch on another check's inputs after the timing");
-  }
   out.unseen = c.unseen;
+  if (c.unseen) {
+    if (auto why = kept_answers(*c.unseen)) {
+      out.reason = reason_code::stale_in_timing;
+      out.message = "timing: " + *why;
+      return out;
+    }
+  }
   if (c.poisoned) {
     out.poisoned = c.poisoned;
     if (auto why = output_dependence(*c.poisoned, copy_bytes_per_second)) {

@@ -33,7 +33,7 @@ struct timing_outcome {
   std::string message;
   std::optional<timing_samples> timing;
   std::optional<poisoned_launches> poisoned;  // where the mode checks output dependence
-  std::optional<unseen_inputs> unseen;        // where the case has other checks
+  std::optional<unseen_inputs> unseen;        // where the gate checked other draws of the case
   double wall_s = 0.0;
   step_profile profile;
 };

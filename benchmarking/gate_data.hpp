@@ -54,11 +54,16 @@ class gate_data {
   [[nodiscard]] std::span<const double> alternatives(std::size_t check, std::size_t output) const;
   [[nodiscard]] std::span<const std::byte> produced(std::size_t check, std::size_t output,
                                                     std::size_t lane = 0) const;
-  // Saves the outputs of a timed case's checks as the last gate of `lane` left them to `path`,
-  // for that variant's timing to compare its own launches against: the next variant's gate
-  // overwrites them here. Returns the offset in the gate's layout where the saved bytes start.
-  std::size_t keep_case_outputs(const std::filesystem::path& path, const std::string& case_name,
-                                std::size_t lane = 0) const;
+  // Saves a timed case's outputs as the last gate of `lane` left them to `path`, for that
+  // variant's timing to compare its own launches against: the next variant's gate overwrites
+  // them here. Returns the offset in the gate's layout where the saved bytes start.
+  std::size_t keep_timed_outputs(const std::filesystem::path& path, const std::string& case_name,
+                                 std::size_t lane = 0) const;
+  // The SHA-256 of each output of the timed case's other draws as the last gate of `lane` left
+  // them, by check: what the timing's launches on those draws must give again. A digest keeps
+  // a large case's gigabytes off the disk.
+  [[nodiscard]] std::map<std::size_t, std::vector<std::string>> other_draws_sha256(
+      const std::string& case_name, std::size_t lane = 0) const;
   // Task-design guards: outputs a constant or a zero could match within the tolerance.
   [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -180,6 +180,9 @@ nlohmann::json to_json(const worker_request& r) {
                       {"inputs", slots_json(c.inputs)},
                       {"outputs", slots_json(c.outputs)}});
   }
+  nlohmann::json other_draws = nlohmann::json::array();
+  for (const auto& [check, sha256] : r.other_draws_sha256)
+    other_draws.push_back({{"check", check}, {"sha256", sha256}});
   return {{"phase", to_string(r.phase)},
           {"root", r.root.string()},
           {"home", r.home.string()},
@@ -192,6 +195,7 @@ nlohmann::json to_json(const worker_request& r) {
           {"inputs_file", r.inputs_file.string()},
           {"outputs_file", r.outputs_file.string()},
           {"outputs_base", r.outputs_base},
+          {"other_draws_sha256", other_draws},
           {"determinism_runs", r.determinism_runs},
           {"canary_pattern", r.canary_pattern},
           {"poison_seed", r.poison_seed},
@@ -229,6 +233,10 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   r.inputs_file = j.at("inputs_file").get<std::string>();
   r.outputs_file = j.at("outputs_file").get<std::string>();
   r.outputs_base = j.at("outputs_base").get<std::size_t>();
+  for (const auto& d : j.value("other_draws_sha256", nlohmann::json::array())) {
+    r.other_draws_sha256[d.at("check").get<std::size_t>()] =
+        d.at("sha256").get<std::vector<std::string>>();
+  }
   r.determinism_runs = j.at("determinism_runs").get<int>();
   r.canary_pattern = j.at("canary_pattern").get<std::uint32_t>();
   r.poison_seed = j.at("poison_seed").get<std::uint64_t>();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,10 @@ struct worker_request {
   std::filesystem::path inputs_file;
   std::filesystem::path outputs_file;
   // Time phase: outputs_file holds only the timed check's outputs, as this variant's gate left
-  // them, starting at this offset of the gate's layout.
+  // them, starting at this offset of the gate's layout; of the timed case's other checks, the
+  // SHA-256 of each output as the gate left it, by check.
   std::size_t outputs_base = 0;
+  std::map<std::size_t, std::vector<std::string>> other_draws_sha256;
   int determinism_runs = 5;
   std::uint32_t canary_pattern = 0;  // drawn per run: a kernel cannot know what to write back
   std::uint64_t poison_seed = 0;     // drawn per run: the outputs' poison_pattern

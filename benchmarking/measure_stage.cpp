@@ -205,12 +205,14 @@ void measurement::gate_one(const compiled_candidates::runnable_variant& p, std::
                                   .sanitizer = {},
                                   .request = request,
                                   .run_id = report_.run_id,
-                                  .outputs = {}};
+                                  .outputs = {},
+                                  .other_draws_sha256 = {}};
   const auto cases = data_.timed_cases();
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const auto file =
         on.dir / fmt::format("timed-outputs-{}-{}-{}.bin", report_.run_id, p.result, k);
-    gated.outputs[cases[k]] = {file, data_.keep_case_outputs(file, cases[k], on.lane)};
+    gated.outputs[cases[k]] = {file, data_.keep_timed_outputs(file, cases[k], on.lane)};
+    gated.other_draws_sha256[cases[k]] = data_.other_draws_sha256(cases[k], on.lane);
   }
   request = gated.timing_request(report_.timed_case, options_.timing);
   if (sanitizer_) {

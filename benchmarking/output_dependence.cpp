@@ -87,13 +87,25 @@ std::optional<std::string> output_dependence(const poisoned_launches& p,
 }
 
 nlohmann::json to_json(const unseen_inputs& u) {
-  return {{"source", u.source}, {"seen_us", u.seen_us}, {"unseen_us", u.unseen_us}};
+  return {{"source", u.source},
+          {"seen_us", u.seen_us},
+          {"unseen_us", u.unseen_us},
+          {"differing", u.differing}};
 }
 
 unseen_inputs unseen_inputs_from_json(const nlohmann::json& j) {
   return {.source = j.at("source").get<std::string>(),
           .seen_us = j.at("seen_us").get<std::vector<double>>(),
-          .unseen_us = j.at("unseen_us").get<std::vector<double>>()};
+          .unseen_us = j.at("unseen_us").get<std::vector<double>>(),
+          .differing = j.value("differing", std::vector<std::string>())};
+}
+
+std::optional<std::string> kept_answers(const unseen_inputs& u) {
+  if (u.differing.empty()) return std::nullopt;
+  return fmt::format(
+      "launches on the case's other draws did not give what the gate's runs of those draws gave "
+      "({}): the answer depends on the draw the kernel was timed on",
+      fmt::join(u.differing, "; "));
 }
 
 std::optional<std::string> input_dependence(const unseen_inputs& u) {

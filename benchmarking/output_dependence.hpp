@@ -55,17 +55,25 @@ std::optional<std::string> output_dependence(const poisoned_launches& p,
                                              double copy_bytes_per_second);
 
 // Launches on inputs the timing's process has not been timed on, after the timing: first the
-// timed check's own inputs uploaded again (seen), then each other check of the timed case
-// (unseen), every launch after the same upload and poisoning, timed alone as the poisoned
-// launches are. Only the inputs' values differ, so an honest kernel takes as long on both.
+// timed draw of the case uploaded again (seen), then each other draw the gate checked (unseen),
+// every launch after the same upload and poisoning, timed alone as the poisoned launches are.
+// Only the inputs' values differ, so an honest kernel takes as long on both, and gives on each
+// unseen draw the bytes the gate's run of that draw gave.
 struct unseen_inputs {
   std::string source{};             // "CUPTI kernel time" or "CUDA events"
   std::vector<double> seen_us{};    // [microseconds] one per launch
-  std::vector<double> unseen_us{};  // [microseconds] one per other check
+  std::vector<double> unseen_us{};  // [microseconds] one per other draw
+  // The outputs of unseen launches whose SHA-256 is not that of the gate's run of their draw,
+  // each as "out on the draw of seed 0x...".
+  std::vector<std::string> differing{};
 };
 
 nlohmann::json to_json(const unseen_inputs& u);
 unseen_inputs unseen_inputs_from_json(const nlohmann::json& j);
+
+// A kernel that answers a draw from what it kept of another: outputs of unseen launches that
+// differ from the gate's. The evidence in one line, or nothing.
+std::optional<std::string> kept_answers(const unseen_inputs& u);
 
 // A kernel whose work depends on whether it has met its inputs before (it keeps what it derived
 // from them, keyed by their values, and skips that work when they come again): every launch on

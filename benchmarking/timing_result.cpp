@@ -111,8 +111,7 @@ json to_json(const timing_checks& c) {
           {"final_stale", optional_json(c.final_stale)},
           {"poisoned_launches", c.poisoned ? to_json(*c.poisoned) : json(nullptr)},
           {"poisoned_stale", optional_json(c.poisoned_stale)},
-          {"unseen_inputs", c.unseen ? to_json(*c.unseen) : json(nullptr)},
-          {"unseen_stale", optional_json(c.unseen_stale)}};
+          {"unseen_inputs", c.unseen ? to_json(*c.unseen) : json(nullptr)}};
 }
 
 timing_checks timing_checks_from_json(const json& j) {
@@ -123,8 +122,7 @@ timing_checks timing_checks_from_json(const json& j) {
                   .final_stale = optional_stale(j, "final_stale"),
                   .poisoned = std::nullopt,
                   .poisoned_stale = optional_stale(j, "poisoned_stale"),
-                  .unseen = std::nullopt,
-                  .unseen_stale = optional_stale(j, "unseen_stale")};
+                  .unseen = std::nullopt};
   if (const json& p = j.at("poisoned_launches"); !p.is_null()) {
     c.poisoned = poisoned_launches_from_json(p);
   }

@@ -63,8 +63,7 @@ struct stale_output {
 
 // What the worker checked of the timed launches: one sample's outputs (every sample's where the
 // mode checks every sample), a launch on poisoned outputs after the timing, the poisoned and
-// control launches of the output-dependence check, and the launches on the inputs of the case's
-// other checks, each against what the gate's run of that check produced.
+// control launches of the output-dependence check, and the launches on the case's other draws.
 struct timing_checks {
   int spot_sample = -1;  // the sample checked; every sample: the first that failed, else -1
   bool spot_every_sample = false;
@@ -73,8 +72,7 @@ struct timing_checks {
   std::optional<stale_output> final_stale{};
   std::optional<poisoned_launches> poisoned{};
   std::optional<stale_output> poisoned_stale{};
-  std::optional<unseen_inputs> unseen{};  // where the case has other checks
-  std::optional<stale_output> unseen_stale{};
+  std::optional<unseen_inputs> unseen{};  // where the gate checked the case on other draws
 };
 
 nlohmann::json to_json(const cupti_account& a);

@@ -49,6 +49,7 @@ worker_request warm_bench::gated_variant::timing_request(const std::string& case
   worker_request out = request;
   out.timing = timing;
   std::tie(out.outputs_file, out.outputs_base) = outputs.at(case_name);
+  out.other_draws_sha256 = other_draws_sha256.at(case_name);
   return out;
 }
 

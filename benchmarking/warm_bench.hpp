@@ -78,8 +78,10 @@ struct warm_bench {
     std::vector<sanitizer_report> sanitizer;
     worker_request request;   // its timing's, less the case and the timing options
     std::int64_t run_id = 0;  // the run that gated it
-    // Per timed case, the file of the outputs its gate left and their offset in the gate's layout.
+    // Per timed case, the file of the outputs its gate left and their offset in the gate's layout,
+    // and the digests of its outputs on the case's other draws (gate_data::other_draws_sha256).
     std::map<std::string, std::pair<std::filesystem::path, std::size_t>> outputs;
+    std::map<std::string, std::map<std::size_t, std::vector<std::string>>> other_draws_sha256;
 
     // The request that times it on `case_name`, one of the series' cases, with `timing`.
     [[nodiscard]] worker_request timing_request(const std::string& case_name,

@@ -19,6 +19,7 @@
 #include "benchmarking/worker/phase_handler.hpp"
 #include "benchmarking/worker/result_channel.hpp"
 #include "core/device_buffer.hpp"
+#include "core/sha256.hpp"
 #include "profiling/kernel_activity.hpp"
 
 namespace blaster::worker {
@@ -164,19 +165,20 @@ void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
 // Launches on the timed check's inputs uploaded again before each, to time the unseen ones against.
 constexpr int seen_launches = 3;
 
-// Launches on inputs the kernel has not been timed on: the timed check's own, uploaded again
-// (seen), then each other check of the case (unseen), every one after the same upload and
-// poisoning, and timed alone. A kernel that keeps what it derived from its inputs across
-// launches, keyed by anything but their values (an address, a launch count), answers an unseen
-// launch with the timed check's answer, which differs from what the gate's run of that check
-// produced; one that keys by their values does the work again there, and is slower. Nothing to
-// do for a large case, which the gate checks on one draw alone. It leaves `set` another check's.
+// Launches on inputs the kernel has not been timed on: the timed draw, uploaded again (seen),
+// then each other draw of the case (unseen), every one after the same upload and poisoning, and
+// timed alone. A kernel that keeps what it derived from its inputs across launches, keyed by
+// anything but their values (an address, a launch count), answers an unseen draw from what it
+// kept of the timed one, and its outputs' digests differ from those of the gate's run of that
+// draw; one that keys by their values does the work again there, and is slower. It leaves `set`
+// another draw's.
 void time_unseen_inputs(worker_context& w, const gate_check& timed, check_buffers& set,
-                        const launch_sequence& launch, device_compare& compare,
-                        kernel_recorder& recorder, timing_checks& checks) {
-  std::vector<const gate_check*> others;
-  for (const auto& c : w.request.checks) {
-    if (c.case_name == timed.case_name && &c != &timed) others.push_back(&c);
+                        const launch_sequence& launch, kernel_recorder& recorder,
+                        timing_checks& checks) {
+  std::vector<std::size_t> others;
+  for (std::size_t k = 0; k < w.request.checks.size(); ++k) {
+    const gate_check& c = w.request.checks[k];
+    if (c.case_name == timed.case_name && &c != &timed) others.push_back(k);
   }
   if (others.empty()) return;
   send_step("unseen inputs");
@@ -186,33 +188,26 @@ void time_unseen_inputs(worker_context& w, const gate_check& timed, check_buffer
     poison(w, set, fill);
     settle(w);
   };
-  // What the gate's run of `c` produced, against what the set holds now.
-  auto stale_against = [&](const gate_check& c) -> std::optional<stale_output> {
-    for (const auto& slot : c.outputs) {
-      cuda::device_buffer gated(slot.bytes);
-      gated.upload_async(w.outputs->slice(slot.offset - w.request.outputs_base, slot.bytes),
-                         w.stream.get());
-      if (auto d = compare(set.buffers.at(slot.buffer).data(), gated.get(), slot.bytes,
-                           w.width_of(slot.buffer), w.stream)) {
-        return stale_output{.buffer = slot.buffer,
-                            .buffer_copy = 0,
-                            .first_index = d->first,
-                            .differing_elements = d->count};
-      }
-    }
-    return std::nullopt;
-  };
-  const std::size_t planned = launch.size();
-  alone_timer alone(w, recorder, planned);
+  alone_timer alone(w, recorder, launch.size());
   unseen_inputs u{.source = alone.source()};
   for (int i = 0; i < seen_launches; ++i) {
     load(timed);
     u.seen_us.push_back(alone(launch));
   }
-  for (const gate_check* other : others) {
-    load(*other);
+  for (const std::size_t k : others) {
+    const gate_check& other = w.request.checks[k];
+    load(other);
     u.unseen_us.push_back(alone(launch));
-    if (!checks.unseen_stale) checks.unseen_stale = stale_against(*other);
+    const auto gated = w.request.other_draws_sha256.find(k);
+    if (gated == w.request.other_draws_sha256.end()) continue;  // nothing to compare with
+    for (std::size_t o = 0; o < other.outputs.size() && o < gated->second.size(); ++o) {
+      const buffer_slot& slot = other.outputs[o];
+      const std::span<std::byte> bytes = w.host_bytes(slot.bytes);
+      set.buffers.at(slot.buffer).download(bytes);
+      if (sha256_hex(bytes) != gated->second[o]) {
+        u.differing.push_back(fmt::format("{} on the draw of seed {:#x}", slot.buffer, other.seed));
+      }
+    }
   }
   checks.unseen = std::move(u);
 }
@@ -352,7 +347,7 @@ timing_answer run_timing(worker_context& w) {
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  time_unseen_inputs(w, check, sets.front(), launches.front(), compare, recorder, checks);
+  time_unseen_inputs(w, check, sets.front(), launches.front(), recorder, checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 

@@ -12,6 +12,7 @@
 #include "benchmarking/gate_protocol.hpp"
 #include "benchmarking/reason_code.hpp"
 #include "core/mapped_file.hpp"
+#include "core/sha256.hpp"
 #include "core/worker_process.hpp"
 #include "tasks/input_generator.hpp"
 
@@ -112,6 +113,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   r.timing.mode = timing_mode::graph;
   r.timing.target_sample_ms = 2.5;
   r.outputs_base = 8192;
+  r.other_draws_sha256 = {{1, {std::string(64, 'c')}}, {2, {std::string(64, 'd')}}};
   r.spot_seed = 99;
   r.counted_runs = 2;
   const worker_request back = worker_request_from_json(nlohmann::json::parse(to_json(r).dump()));
@@ -124,6 +126,7 @@ TEST(GateProtocol, RequestsRoundTripThroughJson) {
   EXPECT_EQ(back.timing.max_samples, 17);
   EXPECT_EQ(back.timing.mode, timing_mode::graph);
   EXPECT_EQ(back.counted_runs, 2);
+  EXPECT_EQ(back.other_draws_sha256, r.other_draws_sha256);
 }
 
 TEST(GateProtocol, ProbeResultsRoundTripThroughJson) {
@@ -343,7 +346,7 @@ TEST_F(GateData, WarnsWhenAConstantOutputWouldPass) {
       << data.warnings()[0];
 }
 
-TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
+TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedOnTwoDraws) {
   add_large_case("big");
   const auto seeds = gate_seeds(42);
   {
@@ -352,17 +355,24 @@ TEST_F(GateData, ALargeCaseIsCheckedOnlyWhenTimedAndWithTheRunSeedAlone) {
     for (const auto& check : data.checks()) EXPECT_NE(check.case_name, "big");
   }
   const gate_data data(task_, find_reference("rmsnorm"), seeds, dir_, {"big"});
-  ASSERT_EQ(data.checks().size(), 7U);
+  ASSERT_EQ(data.checks().size(), 8U);
   const gate_check& timed = data.checks().at(data.timed_check());
   EXPECT_EQ(timed.case_name, "big");
   EXPECT_EQ(timed.seed, 42U);
   EXPECT_FALSE(timed.repeat);  // determinism is checked on the small cases
+  // And one draw it is not timed on, with the fixed seed before the run's: the timing's
+  // launches there must give what the gate's did.
+  const gate_check& other = data.checks().at(data.timed_check() - 1);
+  EXPECT_EQ(other.case_name, "big");
+  EXPECT_EQ(other.seed, seeds[1]);
+  EXPECT_FALSE(other.repeat);
+  EXPECT_EQ(data.other_draws_sha256("big").size(), 1U);
 }
 
 TEST_F(GateData, OneDataServesEveryCaseASeriesTimes) {
   add_large_case("big");
   gate_data data(task_, find_reference("rmsnorm"), gate_seeds(42), dir_, {"a", "big"});
-  ASSERT_EQ(data.checks().size(), 7U);  // the large case is in: the series times it
+  ASSERT_EQ(data.checks().size(), 8U);  // the large case is in, on two draws: the series times it
   EXPECT_EQ(data.timed_cases(), (std::vector<std::string>{"a", "big"}));
   EXPECT_EQ(data.checks().at(data.timed_check()).case_name, "a");  // the first until told
   data.time("big");
@@ -378,38 +388,47 @@ TEST_F(GateData, OneDataServesEveryCaseASeriesTimes) {
                std::exception);
 }
 
-TEST_F(GateData, KeepsTheOutputsOfEveryCheckOfTheCaseAsTheLastGateLeftThem) {
+TEST_F(GateData, KeepsTheTimedOutputsAsTheLastGateLeftThem) {
   const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(7), dir_);
-  // Case b's three draws, the timed one last; a's come before them and stay out.
-  std::vector<std::size_t> of_b;
-  for (std::size_t k = 0; k < data.checks().size(); ++k)
-    if (data.checks()[k].case_name == "b") of_b.push_back(k);
-  ASSERT_EQ(of_b.size(), 3U);
-  EXPECT_EQ(of_b.back(), data.timed_check());
+  const gate_check& timed = data.checks().at(data.timed_check());
+  const buffer_slot& slot = timed.outputs.at(0);
   {
     mapped_file outputs = mapped_file::open(data.outputs_file(), mapped_file::access::read_write);
-    for (const std::size_t k : of_b) {
-      const buffer_slot& slot = data.checks()[k].outputs.at(0);
-      auto bytes = outputs.slice(slot.offset, slot.bytes);
-      for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + k);
-    }
+    auto bytes = outputs.slice(slot.offset, slot.bytes);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
   }
   const auto kept = dir_ / "kept.bin";
-  const std::size_t base = data.keep_case_outputs(kept, "b");
-  EXPECT_EQ(base, data.checks()[of_b.front()].outputs.at(0).offset);
+  const std::size_t base = data.keep_timed_outputs(kept, "b");
+  EXPECT_EQ(base, slot.offset);
   const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
-  for (const std::size_t k : of_b) {
-    SCOPED_TRACE(k);
-    const buffer_slot& slot = data.checks()[k].outputs.at(0);
-    const auto bytes = saved.slice(slot.offset - base, slot.bytes);
-    const auto original = data.produced(k, 0);
-    ASSERT_EQ(bytes.size(), original.size());
-    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), original.begin()));
-    EXPECT_EQ(bytes[1], static_cast<std::byte>(7 + k));
+  const auto bytes = saved.slice(slot.offset - base, slot.bytes);
+  const auto original = data.produced(data.timed_check(), 0);
+  ASSERT_EQ(bytes.size(), original.size());
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), original.begin()));
+  EXPECT_EQ(bytes[1], static_cast<std::byte>(8));
+}
+
+// The timing checks its launches on the case's other draws against digests of what the gate
+// gave there: one per output of each other draw, none of the timed draw or of other cases.
+TEST_F(GateData, DigestsWhatTheGateGaveOnTheTimedCasesOtherDraws) {
+  const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(7), dir_);
+  {
+    mapped_file outputs = mapped_file::open(data.outputs_file(), mapped_file::access::read_write);
+    for (std::size_t k = 0; k < data.checks().size(); ++k) {
+      const buffer_slot& slot = data.checks()[k].outputs.at(0);
+      auto bytes = outputs.slice(slot.offset, slot.bytes);
+      std::fill(bytes.begin(), bytes.end(), static_cast<std::byte>(k + 1));
+    }
   }
-  // Nothing of case a: the file ends with b's last output.
-  const buffer_slot& last = data.checks()[of_b.back()].outputs.back();
-  EXPECT_EQ(saved.bytes().size(), last.offset + last.bytes - base);
+  const auto digests = data.other_draws_sha256("b");
+  ASSERT_EQ(digests.size(), 2U);  // b's three draws, less the timed one
+  for (const auto& [k, sha256] : digests) {
+    EXPECT_EQ(data.checks()[k].case_name, "b");
+    EXPECT_NE(k, data.timed_check());
+    ASSERT_EQ(sha256.size(), 1U);
+    EXPECT_EQ(sha256[0], sha256_hex(data.produced(k, 0)));
+  }
+  EXPECT_NE(digests.begin()->second, digests.rbegin()->second);
 }
 
 TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
@@ -428,7 +447,7 @@ TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
   EXPECT_EQ(data.produced(data.timed_check(), 0, 0)[0], static_cast<std::byte>(0x11));
   EXPECT_EQ(data.produced(data.timed_check(), 0, 1)[0], static_cast<std::byte>(0x22));
   const auto kept = dir_ / "kept.bin";
-  const std::size_t base = data.keep_case_outputs(kept, "b", 1);
+  const std::size_t base = data.keep_timed_outputs(kept, "b", 1);
   const mapped_file saved = mapped_file::open(kept, mapped_file::access::read_only);
   EXPECT_EQ(saved.slice(slot.offset - base, 1)[0], static_cast<std::byte>(0x22));
   // A gate's request writes to its lane's file.
@@ -505,14 +524,12 @@ TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {
 }
 
 // A one-shot stand-in worker whose timing answer holds launches on the case's other draws.
-std::filesystem::path unseen_worker(const std::filesystem::path& dir, const unseen_inputs& u,
-                                    std::optional<stale_output> stale) {
+std::filesystem::path unseen_worker(const std::filesystem::path& dir, const unseen_inputs& u) {
   worker_result r;
   timing_answer t;
   t.samples.sample_us = {22.0, 22.0, 22.0};
   t.samples.median_us = 22.0;
   t.checks.unseen = u;
-  t.checks.unseen_stale = std::move(stale);
   r.timing = t;
   const auto script = dir / "worker.sh";
   std::ofstream out(script);
@@ -527,33 +544,33 @@ TEST_F(GateData, LaunchesOnTheCasesOtherDrawsMustGiveTheirOwnAnswersInTheirUsual
   const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
   worker_request request;
   request.phase = worker_phase::time;
-  auto timed = [&](const unseen_inputs& u, std::optional<stale_output> stale) {
-    const worker_launcher launcher{.executable = unseen_worker(dir_, u, std::move(stale)),
+  auto timed = [&](const unseen_inputs& u) {
+    const worker_launcher launcher{.executable = unseen_worker(dir_, u),
                                    .dir = dir_,
                                    .visible = {},
                                    .lane = 0,
                                    .kept = nullptr};
     return run_timing(data, request, launcher, std::chrono::milliseconds(10'000), 4e12);
   };
-  const unseen_inputs even{
-      .source = "CUPTI kernel time", .seen_us = {6.0, 6.1, 6.0}, .unseen_us = {6.1, 6.0}};
-  const timing_outcome honest = timed(even, std::nullopt);
+  unseen_inputs even{.source = "CUPTI kernel time",
+                     .seen_us = {6.0, 6.1, 6.0},
+                     .unseen_us = {6.1, 6.0},
+                     .differing = {}};
+  const timing_outcome honest = timed(even);
   EXPECT_EQ(honest.reason, reason_code::none) << honest.message;
   ASSERT_TRUE(honest.unseen.has_value()) << "the launches go on record";
   EXPECT_EQ(honest.unseen->unseen_us, even.unseen_us);
 
   // The timed draw's answer where another draw's was due: kept by address or launch count.
-  const timing_outcome kept_answer = timed(
-      even,
-      stale_output{.buffer = "out", .buffer_copy = 0, .first_index = 3, .differing_elements = 17});
+  even.differing = {"out on the draw of seed 0x2"};
+  const timing_outcome kept_answer = timed(even);
   EXPECT_EQ(kept_answer.reason, reason_code::stale_in_timing);
-  EXPECT_NE(kept_answer.message.find("another check's inputs"), std::string::npos)
+  EXPECT_NE(kept_answer.message.find("out on the draw of seed 0x2"), std::string::npos)
       << kept_answer.message;
 
   // Right answers, but slower on every draw it had not met: kept by value.
-  const timing_outcome by_value =
-      timed({.source = "CUPTI kernel time", .seen_us = {3.0, 3.1, 3.0}, .unseen_us = {9.0, 9.2}},
-            std::nullopt);
+  const timing_outcome by_value = timed(
+      {.source = "CUPTI kernel time", .seen_us = {3.0, 3.1, 3.0}, .unseen_us = {9.0, 9.2}});
   EXPECT_EQ(by_value.reason, reason_code::stale_in_timing);
   EXPECT_NE(by_value.message.find("met the inputs before"), std::string::npos) << by_value.message;
   ASSERT_TRUE(by_value.unseen.has_value()) << "the launches that rejected it, on record";

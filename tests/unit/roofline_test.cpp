@@ -171,7 +171,7 @@ TEST(InputDependence, HonestLaunchesTakeAsLongOnInputsTheyHaveNotMet) {
   EXPECT_FALSE(input_dependence(unseen({6.1, 6.0, 6.2}, {9.0, 6.1})));
   // Within 15% and half a microsecond of the seen launches' median.
   EXPECT_FALSE(input_dependence(unseen({6.0, 6.0, 6.0}, {7.3, 7.3})));
-  // A case whose other draws the gate did not check (a large one) has nothing to compare.
+  // Nothing to compare: no other draw was launched.
   EXPECT_FALSE(input_dependence(unseen({6.0, 6.0, 6.0}, {})));
 }
 
@@ -184,12 +184,26 @@ TEST(InputDependence, AKernelThatSkipsWorkOnInputsItHasMetIsCaught) {
   EXPECT_TRUE(input_dependence(unseen({6.0, 6.0, 6.0}, {7.6, 7.6})));
 }
 
+TEST(InputDependence, AnAnswerKeptFromTheTimedDrawIsCaughtWhateverItsTime) {
+  unseen_inputs u = unseen({6.1, 6.0, 6.2}, {6.0, 6.1});
+  EXPECT_FALSE(kept_answers(u));
+  u.differing = {"out on the draw of seed 0x1", "out on the draw of seed 0x2"};
+  const auto why = kept_answers(u);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("(out on the draw of seed 0x1; out on the draw of seed 0x2)"),
+            std::string::npos)
+      << *why;
+  EXPECT_FALSE(input_dependence(u)) << "its time was the timed draw's";
+}
+
 TEST(InputDependence, TheLaunchesGoOnRecordAndComeBack) {
-  const unseen_inputs u = unseen({3.1, 3.0, 3.2}, {9.0, 9.4});
+  unseen_inputs u = unseen({3.1, 3.0, 3.2}, {9.0, 9.4});
+  u.differing = {"out on the draw of seed 0x1"};
   const unseen_inputs back = unseen_inputs_from_json(to_json(u));
   EXPECT_EQ(back.source, u.source);
   EXPECT_EQ(back.seen_us, u.seen_us);
   EXPECT_EQ(back.unseen_us, u.unseen_us);
+  EXPECT_EQ(back.differing, u.differing);
 }
 
 }  // namespace
