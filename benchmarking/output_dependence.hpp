@@ -48,9 +48,16 @@ double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::s
 // once through DRAM at the copy bandwidth.
 double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_second);
 
+// [microseconds] what the same write cost the harness's stream reference over the same buffers
+// (its launch after the write over its launches back to back), scaled up for a kernel slower
+// back to back than the reference: the caches' share measured on this device rather than
+// modelled. 0 where the reference was not timed.
+double reference_explains_us(const poisoned_launches& p);
+
 // A kernel whose work depends on what its outputs hold: slower when they hold poison than after
 // an equal write elsewhere, or slower after any write between launches than back to back by
-// more than the cache explains. The evidence in one line, or nothing.
+// more than the cache explains (the larger of the two accounts above). The evidence in one
+// line, or nothing.
 std::optional<std::string> output_dependence(const poisoned_launches& p,
                                              double copy_bytes_per_second);
 
