@@ -63,7 +63,8 @@ std::optional<std::string> output_dependence(const poisoned_launches& p,
 
 // Launches on inputs the timing's process has not been timed on, after the timing: first the
 // timed draw of the case uploaded again (seen), then each other draw the gate checked (unseen),
-// every launch after the same upload and poisoning, timed alone as the poisoned launches are.
+// every launch after the same upload and poisoning and right after the same run of launches of
+// the timed draw elsewhere, timed by the device as the poisoned launches are.
 // Only the inputs' values differ, so an honest kernel takes as long on both, and gives on each
 // unseen draw the bytes the gate's run of that draw gave.
 struct unseen_inputs {

@@ -107,17 +107,24 @@ void kernel_recorder::stop() {
 
 double kernel_recorder::take_us() {
   double ns = 0.0;
-  if (!activity_) return ns;
-  for (const kernel_record& r : activity_->take()) {
+  for (const kernel_record& r : take_records()) ns += static_cast<double>(r.end_ns - r.start_ns);
+  return ns / 1000.0;
+}
+
+std::vector<kernel_record> kernel_recorder::take_records() {
+  std::vector<kernel_record> kept;
+  if (!activity_) return kept;
+  for (kernel_record& r : activity_->take()) {
     if (std::find(ignored_.begin(), ignored_.end(), r.name) != ignored_.end()) continue;
     if (r.start_ns < since_ns_) continue;
-    const auto took = static_cast<double>(r.end_ns - r.start_ns);
     ++seen_[r.name];
     ++executions_;
-    seen_us_[r.name] += took / 1000.0;
-    ns += took;
+    seen_us_[r.name] += static_cast<double>(r.end_ns - r.start_ns) / 1000.0;
+    kept.push_back(std::move(r));
   }
-  return ns / 1000.0;
+  std::sort(kept.begin(), kept.end(),
+            [](const kernel_record& a, const kernel_record& b) { return a.start_ns < b.start_ns; });
+  return kept;
 }
 
 std::vector<kernel_record> kernel_activity::take() {

@@ -56,6 +56,8 @@ class kernel_recorder {
   void stop();
   // [microseconds] the recorded kernels' device time since start() or the last call.
   double take_us();
+  // The recorded kernels themselves since start() or the last call, in the order they began.
+  std::vector<kernel_record> take_records();
 
   [[nodiscard]] const std::map<std::string, int>& seen() const { return seen_; }
   [[nodiscard]] int executions() const { return executions_; }  // of every kernel since start()

@@ -99,6 +99,26 @@ class alone_timer {
                          static_cast<std::size_t>(recorder_.executions() - before), planned_);
   }
 
+  // [microseconds] the launch of `sequence` right after `runway` launches of `before`, all back
+  // to back: a kernel that tells a launch alone from one in a run of launches (by the time since
+  // its last one ended) cannot tell here. The launch's own kernels are the last ones recorded.
+  double after_runway(const launch_sequence& before, int runway, const launch_sequence& sequence) {
+    for (int i = 0; i < runway; ++i) before.enqueue(w_.stream.get());
+    start_.record(w_.stream);
+    sequence.enqueue(w_.stream.get());
+    stop_.record(w_.stream);
+    const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
+    if (!recorded_) return event_us;
+    w_.stream.synchronize();
+    const std::vector<kernel_record> records = recorder_.take_records();
+    const std::size_t runway_kernels = static_cast<std::size_t>(runway) * before.size();
+    if (records.size() != runway_kernels + planned_) return event_us;
+    double ns = 0.0;
+    for (std::size_t i = runway_kernels; i < records.size(); ++i)
+      ns += static_cast<double>(records[i].end_ns - records[i].start_ns);
+    return one_launch_us(event_us, ns / 1000.0, planned_, planned_);
+  }
+
  private:
   worker_context& w_;
   kernel_recorder& recorder_;
@@ -164,17 +184,21 @@ void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
 
 // Launches on the timed check's inputs uploaded again before each, to time the unseen ones against.
 constexpr int seen_launches = 3;
+// Launches of the timed draw in a set of its own, back to back before each of those launches.
+constexpr int runway_launches = 3;
 
 // Launches on inputs the kernel has not been timed on: the timed draw, uploaded again (seen),
 // then each other draw of the case (unseen), every one after the same upload and poisoning, and
 // timed alone. A kernel that keeps what it derived from its inputs across launches, keyed by
 // anything but their values (an address, a launch count), answers an unseen draw from what it
 // kept of the timed one, and its outputs' digests differ from those of the gate's run of that
-// draw; one that keys by their values does the work again there, and is slower. It leaves `set`
-// another draw's.
-void time_unseen_inputs(worker_context& w, const gate_check& timed, check_buffers& set,
-                        const launch_sequence& launch, kernel_recorder& recorder,
-                        timing_checks& checks) {
+// draw; one that keys by their values does the work again there, and is slower. Each launch
+// follows a runway of launches of the timed draw in a set of its own, back to back, so that a
+// kernel keeping its shortcut for launches in a run, as a timing makes them, takes it here too.
+// It leaves `set` another draw's.
+void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate_check& timed,
+                        check_buffers& set, const launch_sequence& launch,
+                        kernel_recorder& recorder, timing_checks& checks) {
   std::vector<std::size_t> others;
   for (std::size_t k = 0; k < w.request.checks.size(); ++k) {
     const gate_check& c = w.request.checks[k];
@@ -188,16 +212,20 @@ void time_unseen_inputs(worker_context& w, const gate_check& timed, check_buffer
     poison(w, set, fill);
     settle(w);
   };
+  check_buffers runway_set = allocate_check(w, timed, plan);
+  poison(w, runway_set);
+  const launch_sequence runway(plan, *w.module, runway_set.pointers);
+  settle(w);
   alone_timer alone(w, recorder, launch.size());
   unseen_inputs u{.source = alone.source()};
   for (int i = 0; i < seen_launches; ++i) {
     load(timed);
-    u.seen_us.push_back(alone(launch));
+    u.seen_us.push_back(alone.after_runway(runway, runway_launches, launch));
   }
   for (const std::size_t k : others) {
     const gate_check& other = w.request.checks[k];
     load(other);
-    u.unseen_us.push_back(alone(launch));
+    u.unseen_us.push_back(alone.after_runway(runway, runway_launches, launch));
     const auto gated = w.request.other_draws_sha256.find(k);
     if (gated == w.request.other_draws_sha256.end()) continue;  // nothing to compare with
     for (std::size_t o = 0; o < other.outputs.size() && o < gated->second.size(); ++o) {
@@ -347,7 +375,7 @@ timing_answer run_timing(worker_context& w) {
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  time_unseen_inputs(w, check, sets.front(), launches.front(), recorder, checks);
+  time_unseen_inputs(w, plan, check, sets.front(), launches.front(), recorder, checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 

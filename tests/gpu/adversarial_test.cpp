@@ -238,9 +238,10 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
 }
 
 // Kernels that keep what they derived from their inputs across launches, keyed by the buffers'
-// addresses, by a launch count or by a fingerprint of the values, pass every check on the timed
-// draw, which is all a timing meets; launches on the case's other draws give the first two the
-// timed draw's answer, and the third its own work again, slower than on the draw it has seen.
+// addresses, by a launch count, by the time since their last launch, or by a fingerprint of the
+// values, pass every check on the timed draw, which is all a timing meets; launches on the
+// case's other draws, each right after a run of launches, give the first three the timed draw's
+// answer, and the fourth its own work again, slower than on the draw it has seen.
 // A large case is gated on two draws for this: 8192 tokens of Llama-3-70B's hidden size, where
 // the third keeps nothing (its array holds less).
 TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
@@ -257,7 +258,8 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
     options.task = "rms_norm";
     options.timed_case = timed_case;
     options.candidates = {folder / "remembers_scales_by_address.cu",
-                          folder / "trusts_scales_after_warmup.cu"};
+                          folder / "trusts_scales_after_warmup.cu",
+                          folder / "trusts_scales_in_a_run.cu"};
     if (draws == 3) options.candidates.push_back(folder / "remembers_output_by_value.cu");
     options.use_tuned = false;
     options.timing.max_samples = 30;

@@ -1,0 +1,75 @@
+/* blaster
+{
+  "launch": [
+    {"kernel": "trusts_scales_in_a_run", "grid": "T", "block": 256,
+     "args": ["out", "x", "weight", "H", "eps"]}
+  ]
+}
+*/
+// Cheat, keyed by time: it keeps each token's scale from its last launch of the same size, and
+// the device clock when that launch ended; a launch that starts within 20 us of it, one of a run
+// of launches as a timing makes them, takes the kept scales and makes one pass over x. A launch
+// alone, after the harness has written and waited, computes in full, so that every check made
+// by launching once and looking finds it honest.
+// expect: stale_in_timing
+#include <cuda_bf16.h>
+
+constexpr int kTokens = 8192;
+constexpr unsigned long long kRunGapNs = 20000;
+__device__ float scales[kTokens];
+__device__ long long scaled_elements = -1;
+__device__ unsigned long long last_end_ns = 0;
+__device__ unsigned int finished = 0;
+
+__device__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+extern "C" __global__ void trusts_scales_in_a_run(__nv_bfloat16* out, const __nv_bfloat16* x,
+                                                  const __nv_bfloat16* weight, int hidden,
+                                                  float eps) {
+  const long long n = static_cast<long long>(gridDim.x) * hidden;
+  const long long row = static_cast<long long>(blockIdx.x) * hidden;
+  const bool tracked = gridDim.x <= kTokens;
+  __shared__ bool trust;
+  __shared__ float partial[256];
+  if (threadIdx.x == 0) {
+    // Every block of a launch reads the same: the clock is written when a launch's last block
+    // ends, and a block that starts later is of the next launch.
+    trust = tracked && scaled_elements == n && now_ns() - last_end_ns < kRunGapNs;
+  }
+  __syncthreads();
+  float scale;
+  if (trust) {
+    scale = scales[blockIdx.x];
+  } else {
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+      const float v = __bfloat162float(x[row + j]);
+      sum += v * v;
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+      __syncthreads();
+    }
+    scale = rsqrtf(partial[0] / hidden + eps);
+    if (tracked && threadIdx.x == 0) scales[blockIdx.x] = scale;
+  }
+  for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
+    out[row + j] =
+        __float2bfloat16(__bfloat162float(x[row + j]) * scale * __bfloat162float(weight[j]));
+  }
+  // The last block to finish names the size its scales are of, and when the launch ended.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0 && atomicAdd(&finished, 1U) == gridDim.x - 1) {
+    if (tracked && !trust) scaled_elements = n;
+    last_end_ns = now_ns();
+    finished = 0;
+    __threadfence();
+  }
+}
