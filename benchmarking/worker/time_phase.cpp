@@ -1,7 +1,7 @@
 // The timing of one check's inputs, and the checks that the timed launches did the work: their
 // outputs against the output the gate checked, their device time on freshly poisoned outputs
-// against the time on outputs that already hold the answer, and launches on the inputs of the
-// case's other checks against their own checked outputs and the timed inputs' time.
+// against the time on outputs that already hold the answer, and launches on the case's other
+// draws against what the gate gave there and against the timed draw's time.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -69,15 +69,15 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
 
-// One launch at a time, timed alone on the device: CUPTI's kernel time where its record since
-// the launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
-class alone_timer {
+// One launch at a time, timed on the device: CUPTI's kernel time where its record since the
+// launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
+class launch_timer {
  public:
-  alone_timer(worker_context& w, kernel_recorder& recorder, std::size_t planned)
+  launch_timer(worker_context& w, kernel_recorder& recorder, std::size_t planned)
       : w_(w), recorder_(recorder), planned_(planned), recorded_(recorder.start()) {}
-  alone_timer(const alone_timer&) = delete;
-  alone_timer& operator=(const alone_timer&) = delete;
-  ~alone_timer() { recorder_.stop(); }
+  launch_timer(const launch_timer&) = delete;
+  launch_timer& operator=(const launch_timer&) = delete;
+  ~launch_timer() { recorder_.stop(); }
 
   [[nodiscard]] bool recorded() const { return recorded_; }
   [[nodiscard]] std::string source() const {
@@ -188,14 +188,13 @@ constexpr int seen_launches = 3;
 constexpr int runway_launches = 3;
 
 // Launches on inputs the kernel has not been timed on: the timed draw, uploaded again (seen),
-// then each other draw of the case (unseen), every one after the same upload and poisoning, and
-// timed alone. A kernel that keeps what it derived from its inputs across launches, keyed by
-// anything but their values (an address, a launch count), answers an unseen draw from what it
-// kept of the timed one, and its outputs' digests differ from those of the gate's run of that
-// draw; one that keys by their values does the work again there, and is slower. Each launch
-// follows a runway of launches of the timed draw in a set of its own, back to back, so that a
-// kernel keeping its shortcut for launches in a run, as a timing makes them, takes it here too.
-// It leaves `set` another draw's.
+// then each other draw of the case (unseen), every one after the same upload and poisoning and
+// right after a run of launches of the timed draw in a set of its own, so that a kernel keeping
+// a shortcut for launches in a run, as a timing makes them, takes it here too. A kernel that
+// keeps what it derived from its inputs, keyed by anything but their values (an address, a
+// launch count, the time since its last launch), answers an unseen draw from what it kept of the
+// timed one: its outputs' digests differ from those of the gate's run of that draw. One that
+// keys by their values does the work again there, and is slower. It leaves `set` another draw's.
 void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate_check& timed,
                         check_buffers& set, const launch_sequence& launch,
                         kernel_recorder& recorder, timing_checks& checks) {
@@ -216,16 +215,16 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate
   poison(w, runway_set);
   const launch_sequence runway(plan, *w.module, runway_set.pointers);
   settle(w);
-  alone_timer alone(w, recorder, launch.size());
-  unseen_inputs u{.source = alone.source()};
+  launch_timer timer(w, recorder, launch.size());
+  unseen_inputs u{.source = timer.source()};
   for (int i = 0; i < seen_launches; ++i) {
     load(timed);
-    u.seen_us.push_back(alone.after_runway(runway, runway_launches, launch));
+    u.seen_us.push_back(timer.after_runway(runway, runway_launches, launch));
   }
   for (const std::size_t k : others) {
     const gate_check& other = w.request.checks[k];
     load(other);
-    u.unseen_us.push_back(alone.after_runway(runway, runway_launches, launch));
+    u.unseen_us.push_back(timer.after_runway(runway, runway_launches, launch));
     const auto gated = w.request.other_draws_sha256.find(k);
     if (gated == w.request.other_draws_sha256.end()) continue;  // nothing to compare with
     for (std::size_t o = 0; o < other.outputs.size() && o < gated->second.size(); ++o) {
@@ -347,7 +346,7 @@ timing_answer run_timing(worker_context& w) {
     send_step("poisoned launches");
     const pattern_fill fill(w.request.arch, &*w.cache);
     cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
-    alone_timer alone(w, recorder, plan.launches.size());
+    launch_timer alone(w, recorder, plan.launches.size());
     poisoned_launches p{
         .source = alone.source(),
         .hot_us = timing.cupti.kernel_us,
