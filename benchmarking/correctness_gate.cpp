@@ -99,8 +99,8 @@ std::string stale_message(const stale_output& s, const std::string& when) {
 }
 
 // What one timing worker's answer comes to; `dependent` is set where the only fault found is the
-// time of launches timed alone: on poisoned outputs against their control, or on unseen inputs
-// against the timed ones.
+// time of launches timed one at a time: on poisoned outputs against their control, or on the
+// case's other draws against the timed one.
 timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_second,
                             bool& dependent) {
   dependent = false;

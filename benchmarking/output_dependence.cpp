@@ -126,9 +126,8 @@ std::optional<std::string> input_dependence(const unseen_inputs& u) {
   });
   if (!slower) return std::nullopt;
   return fmt::format(
-      "launches on the inputs of the case's other checks took {:.2f} us, on the timed inputs "
-      "uploaded the same way {:.2f} us ({}, median of {}): the work depends on having met the "
-      "inputs before",
+      "launches on the case's other draws took {:.2f} us, on the timed draw uploaded the same "
+      "way {:.2f} us ({}, median of {}): the work depends on having met the inputs before",
       fmt::join(u.unseen_us, " and "), seen, u.source, u.seen_us.size());
 }
 
