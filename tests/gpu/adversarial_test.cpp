@@ -243,7 +243,7 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
 // case's other draws, each right after a run of launches, give the first three the timed draw's
 // answer, and the fourth its own work again, slower than on the draw it has seen.
 // A large case is gated on two draws for this: 8192 tokens of Llama-3-70B's hidden size, where
-// the third keeps nothing (its array holds less).
+// the one keyed by value keeps nothing (its array holds less) and is left out.
 TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
   BLASTER_REQUIRE_GPU();
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
