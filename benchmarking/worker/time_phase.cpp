@@ -14,6 +14,7 @@
 #include "benchmarking/l2_flush.hpp"
 #include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/sm_clock_probe.hpp"
+#include "benchmarking/stream_hold.hpp"
 #include "benchmarking/stream_reference.hpp"
 #include "benchmarking/worker/check_buffers.hpp"
 #include "benchmarking/worker/phase_handler.hpp"
@@ -69,6 +70,10 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
 
+// [microseconds] how long a stream hold keeps the launches behind it waiting: far longer than the
+// host takes to enqueue a few, CUPTI's recording included.
+constexpr double hold_us = 200.0;
+
 // One launch at a time, timed on the device: CUPTI's kernel time where its record since the
 // launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
 class launch_timer {
@@ -100,9 +105,12 @@ class launch_timer {
   }
 
   // [microseconds] the launch of `sequence` right after `runway` launches of `before`, all back
-  // to back: a kernel that tells a launch alone from one in a run of launches (by the time since
-  // its last one ended) cannot tell here. The launch's own kernels are the last ones recorded.
-  double after_runway(const launch_sequence& before, int runway, const launch_sequence& sequence) {
+  // to back behind `hold`: a kernel that tells a launch alone from one in a run of launches (by
+  // the time since its last one ended) cannot tell here. The launch's own kernels are the last
+  // ones recorded.
+  double after_runway(const stream_hold& hold, const launch_sequence& before, int runway,
+                      const launch_sequence& sequence) {
+    hold(hold_us, w_.stream.get());
     for (int i = 0; i < runway; ++i) before.enqueue(w_.stream.get());
     start_.record(w_.stream);
     sequence.enqueue(w_.stream.get());
@@ -189,8 +197,9 @@ constexpr int runway_launches = 3;
 
 // Launches on inputs the kernel has not been timed on: the timed draw, uploaded again (seen),
 // then each other draw of the case (unseen), every one after the same upload and poisoning and
-// right after a run of launches of the timed draw in a set of its own, so that a kernel keeping
-// a shortcut for launches in a run, as a timing makes them, takes it here too. A kernel that
+// right after a run of launches of the timed draw in a set of its own, all queued behind a hold
+// of the stream so that they run back to back: a kernel keeping a shortcut for launches in a
+// run, as a timing makes them, takes it here too. A kernel that
 // keeps what it derived from its inputs, keyed by anything but their values (an address, a
 // launch count, the time since its last launch), answers an unseen draw from what it kept of the
 // timed one: its outputs' digests differ from those of the gate's run of that draw. One that
@@ -211,6 +220,7 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate
     poison(w, set, fill);
     settle(w);
   };
+  const stream_hold hold(w.request.arch, &*w.cache);
   check_buffers runway_set = allocate_check(w, timed, plan);
   poison(w, runway_set);
   const launch_sequence runway(plan, *w.module, runway_set.pointers);
@@ -219,12 +229,12 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate
   unseen_inputs u{.source = timer.source()};
   for (int i = 0; i < seen_launches; ++i) {
     load(timed);
-    u.seen_us.push_back(timer.after_runway(runway, runway_launches, launch));
+    u.seen_us.push_back(timer.after_runway(hold, runway, runway_launches, launch));
   }
   for (const std::size_t k : others) {
     const gate_check& other = w.request.checks[k];
     load(other);
-    u.unseen_us.push_back(timer.after_runway(runway, runway_launches, launch));
+    u.unseen_us.push_back(timer.after_runway(hold, runway, runway_launches, launch));
     const auto gated = w.request.other_draws_sha256.find(k);
     if (gated == w.request.other_draws_sha256.end()) continue;  // nothing to compare with
     for (std::size_t o = 0; o < other.outputs.size() && o < gated->second.size(); ++o) {
@@ -328,7 +338,8 @@ timing_answer run_timing(worker_context& w) {
   const sm_clock_probe clock(w.request.arch, &*w.cache);
   kernel_recorder recorder(
       {std::string(sm_clock_probe::kernel_name), std::string(l2_flush::kernel_name),
-       std::string(device_compare::kernel_name), std::string(pattern_fill::kernel_name)});
+       std::string(device_compare::kernel_name), std::string(pattern_fill::kernel_name),
+       std::string(stream_hold::kernel_name)});
   timing_environment environment{.flush_l2 = [&](CUstream s) { (*flush)(s); },
                                  .clock = &clock,
                                  .rated_clock_mhz = device.sm_clock_khz / 1000.0,

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "benchmarking/pattern_fill.hpp"
+#include "benchmarking/stream_hold.hpp"
 #include "core/cuda_context.hpp"
 #include "core/cuda_stream.hpp"
 #include "core/cuda_module.hpp"
@@ -61,6 +62,23 @@ TEST(CudaObjectsGpu, ThePatternFillWritesWhatAMemsetWould) {
   for (std::size_t i = bytes; i < back.size(); ++i) {
     EXPECT_EQ(back[i], std::byte{0x5A}) << "byte " << i << " past the end";
   }
+}
+
+// The stream hold keeps what is enqueued behind it waiting for as long as it was asked to, so
+// that launches enqueued meanwhile then run back to back.
+TEST(CudaObjectsGpu, TheStreamHoldKeepsTheStreamForItsTime) {
+  BLASTER_REQUIRE_GPU();
+  cuda::context context;
+  const cuda::stream stream;
+  const stream_hold hold(context.properties().arch(), nullptr);
+  cuda::event start;
+  cuda::event stop;
+  start.record(stream);
+  hold(300.0, stream.get());
+  stop.record(stream);
+  const double us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start, stop));
+  EXPECT_GE(us, 300.0);
+  EXPECT_LT(us, 1000.0);
 }
 
 TEST(CudaObjectsGpu, DriverParameterSizesMatchThePtx) {
