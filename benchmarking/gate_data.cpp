@@ -212,7 +212,7 @@ std::map<std::size_t, std::vector<std::string>> gate_data::other_draws_sha256(
   for (std::size_t k = 0; k < checks_.size(); ++k) {
     if (k == timed || checks_[k].case_name != case_name) continue;
     for (std::size_t o = 0; o < checks_[k].outputs.size(); ++o)
-      out[k].push_back(sha256_hex(produced(k, o, lane)));
+      out[k].push_back(piecewise_sha256_hex(produced(k, o, lane)));
   }
   return out;
 }

@@ -59,9 +59,9 @@ class gate_data {
   // them here. Returns the offset in the gate's layout where the saved bytes start.
   std::size_t keep_timed_outputs(const std::filesystem::path& path, const std::string& case_name,
                                  std::size_t lane = 0) const;
-  // The SHA-256 of each output of the timed case's other draws as the last gate of `lane` left
-  // them, by check: what the timing's launches on those draws must give again. A digest keeps
-  // a large case's gigabytes off the disk.
+  // The digest (piecewise_sha256_hex) of each output of the timed case's other draws as the
+  // last gate of `lane` left them, by check: what the timing's launches on those draws must give
+  // again. A digest keeps a large case's gigabytes off the disk.
   [[nodiscard]] std::map<std::size_t, std::vector<std::string>> other_draws_sha256(
       const std::string& case_name, std::size_t lane = 0) const;
   // Task-design guards: outputs a constant or a zero could match within the tolerance.

@@ -64,7 +64,7 @@ struct worker_request {
   std::filesystem::path outputs_file;
   // Time phase: outputs_file holds only the timed check's outputs, as this variant's gate left
   // them, starting at this offset of the gate's layout; of the timed case's other checks, the
-  // SHA-256 of each output as the gate left it, by check.
+  // digest (piecewise_sha256_hex) of each output as the gate left it, by check.
   std::size_t outputs_base = 0;
   std::map<std::size_t, std::vector<std::string>> other_draws_sha256;
   int determinism_runs = 5;

@@ -5,11 +5,15 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
+#include "core/parallel_for.hpp"
 
 namespace blaster {
 namespace {
@@ -94,6 +98,22 @@ std::string sha256_hex(std::span<const std::byte> bytes) {
   sha256_hasher hasher;
   hasher.update(bytes);
   return hasher.finish_hex();
+}
+
+std::string piecewise_sha256_hex(std::span<const std::byte> bytes, std::size_t piece_bytes) {
+  if (piece_bytes == 0) BLASTER_THROW("piecewise SHA-256 of pieces of 0 bytes");
+  const std::size_t pieces =
+      std::max<std::size_t>(1, (bytes.size() + piece_bytes - 1) / piece_bytes);
+  std::vector<std::string> digests(pieces);
+  parallel_for(static_cast<std::int64_t>(pieces), [&](std::int64_t begin, std::int64_t end) {
+    for (auto k = static_cast<std::size_t>(begin); k < static_cast<std::size_t>(end); ++k) {
+      const std::size_t at = k * piece_bytes;
+      digests[k] = sha256_hex(bytes.subspan(at, std::min(piece_bytes, bytes.size() - at)));
+    }
+  });
+  sha256_hasher all;
+  for (const auto& d : digests) all.update(d);
+  return all.finish_hex();
 }
 
 std::string sha256_file_hex(const std::filesystem::path& path) {

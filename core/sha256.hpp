@@ -15,6 +15,12 @@ namespace blaster {
 std::string sha256_hex(std::string_view bytes);
 std::string sha256_hex(std::span<const std::byte> bytes);
 
+// SHA-256 over the SHA-256s (as hex) of the bytes' consecutive pieces of `piece_bytes`, the
+// pieces hashed on every core: gigabytes in a fraction of a second where one SHA-256 takes
+// seconds. A digest of its own, equal to no plain SHA-256 of the same bytes.
+std::string piecewise_sha256_hex(std::span<const std::byte> bytes,
+                                 std::size_t piece_bytes = std::size_t{64} << 20U);
+
 // SHA-256 of a file's content, read in chunks so that a large file needs no buffer of its size.
 std::string sha256_file_hex(const std::filesystem::path& path);
 

@@ -241,7 +241,7 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate
       const buffer_slot& slot = other.outputs[o];
       const std::span<std::byte> bytes = w.host_bytes(slot.bytes);
       set.buffers.at(slot.buffer).download(bytes);
-      if (sha256_hex(bytes) != gated->second[o]) {
+      if (piecewise_sha256_hex(bytes) != gated->second[o]) {
         u.differing.push_back(fmt::format("{} on the draw of seed {:#x}", slot.buffer, other.seed));
       }
     }
