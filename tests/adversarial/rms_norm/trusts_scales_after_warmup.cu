@@ -7,9 +7,9 @@
 }
 */
 // Cheat, keyed by nothing but the size: it counts its launches, and after 200 of them, more than
-// any gate runs in its process and fewer than a timing's warm-up, it takes each token's scale
-// from the last launch of that size and makes one pass over x. A timing only ever meets the
-// draw it times.
+// any gate runs in its process and fewer than a timing's first samples, it takes each token's
+// scale from the last launch of that size and makes one pass over x. A timing only ever meets
+// the draw it times.
 // expect: stale_in_timing
 #include <cuda_bf16.h>
 
