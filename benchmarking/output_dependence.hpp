@@ -71,8 +71,8 @@ struct unseen_inputs {
   std::string source{};             // "CUPTI kernel time" or "CUDA events"
   std::vector<double> seen_us{};    // [microseconds] one per launch
   std::vector<double> unseen_us{};  // [microseconds] one per other draw
-  // The outputs of unseen launches whose SHA-256 is not that of the gate's run of their draw,
-  // each as "out on the draw of seed 0x...".
+  // The outputs of unseen launches whose digest (piecewise_sha256_hex) is not that of the gate's
+  // run of their draw, each as "out on the draw of seed 0x...".
   std::vector<std::string> differing{};
 };
 
