@@ -231,7 +231,7 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
     ASSERT_TRUE(r.timing && r.floor) << r.label;
     EXPECT_EQ(r.timing->buffer_copies, baseline.timing->buffer_copies) << r.label;
     EXPECT_EQ(r.floor->level, baseline.floor->level) << r.label;
-    // The baseline's loops, over inputs as far from the SMs as the baseline's.
+    // An honest rms_norm's loops, over inputs as far from the SMs as the baseline's.
     EXPECT_NEAR(*r.time_us / *baseline.time_us, 1.0, 0.25) << r.label;
   }
   std::filesystem::remove_all(home);

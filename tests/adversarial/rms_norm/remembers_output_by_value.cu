@@ -14,6 +14,10 @@
 // expect: stale_in_timing
 #include <cuda_bf16.h>
 
+#include "common/block_reduce.cuh"
+
+using blaster_common::block_sum;
+
 constexpr long long kCapacity = 1LL << 23;  // elements: 2048 tokens of 4096
 constexpr int kSamples = 8;
 __device__ __nv_bfloat16 kept[kCapacity];
@@ -35,7 +39,7 @@ extern "C" __global__ void remembers_output_by_value(__nv_bfloat16* out, const _
   const long long n = static_cast<long long>(gridDim.x) * hidden;
   const long long row = static_cast<long long>(blockIdx.x) * hidden;
   __shared__ bool hit;
-  __shared__ float partial[256];
+  __shared__ float warp_sums[256 / 32];
   if (threadIdx.x == 0) hit = seen_before(x, n);
   __syncthreads();
   if (hit) {
@@ -47,13 +51,7 @@ extern "C" __global__ void remembers_output_by_value(__nv_bfloat16* out, const _
     const float v = __bfloat162float(x[row + j]);
     sum += v * v;
   }
-  partial[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  const float scale = rsqrtf(partial[0] / hidden + eps);
+  const float scale = rsqrtf(block_sum<256>(sum, warp_sums) / hidden + eps);
   const bool keep = n <= kCapacity;
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
     const __nv_bfloat16 v =

@@ -13,6 +13,10 @@
 // expect: stale_in_timing
 #include <cuda_bf16.h>
 
+#include "common/block_reduce.cuh"
+
+using blaster_common::block_sum;
+
 constexpr int kSlots = 16;  // more than the buffer sets a timing rotates over at 1024 tokens
 constexpr int kTokens = 8192;
 __device__ float scales[kSlots][kTokens];
@@ -30,7 +34,7 @@ extern "C" __global__ void remembers_scales_by_address(__nv_bfloat16* out, const
   const bool tracked = gridDim.x <= kTokens;
   __shared__ int slot;
   __shared__ bool hit;
-  __shared__ float partial[256];
+  __shared__ float warp_sums[256 / 32];
   if (threadIdx.x == 0) {
     // The slot these buffers hold, else the next in turn; the table changes only when a
     // launch's last block ends, so every block of a launch reads the same.
@@ -53,13 +57,7 @@ extern "C" __global__ void remembers_scales_by_address(__nv_bfloat16* out, const
       const float v = __bfloat162float(x[row + j]);
       sum += v * v;
     }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    scale = rsqrtf(partial[0] / hidden + eps);
+    scale = rsqrtf(block_sum<256>(sum, warp_sums) / hidden + eps);
   }
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
     out[row + j] =

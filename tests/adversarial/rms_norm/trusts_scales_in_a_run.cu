@@ -14,6 +14,10 @@
 // expect: stale_in_timing
 #include <cuda_bf16.h>
 
+#include "common/block_reduce.cuh"
+
+using blaster_common::block_sum;
+
 constexpr int kTokens = 8192;
 constexpr unsigned long long kRunGapNs = 20000;
 __device__ float scales[kTokens];
@@ -34,7 +38,7 @@ extern "C" __global__ void trusts_scales_in_a_run(__nv_bfloat16* out, const __nv
   const long long row = static_cast<long long>(blockIdx.x) * hidden;
   const bool tracked = gridDim.x <= kTokens;
   __shared__ bool trust;
-  __shared__ float partial[256];
+  __shared__ float warp_sums[256 / 32];
   if (threadIdx.x == 0) {
     // Every block of a launch reads the same: the clock is written when a launch's last block
     // ends, and a block that starts later is of the next launch.
@@ -50,13 +54,7 @@ extern "C" __global__ void trusts_scales_in_a_run(__nv_bfloat16* out, const __nv
       const float v = __bfloat162float(x[row + j]);
       sum += v * v;
     }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    scale = rsqrtf(partial[0] / hidden + eps);
+    scale = rsqrtf(block_sum<256>(sum, warp_sums) / hidden + eps);
     if (tracked && threadIdx.x == 0) scales[blockIdx.x] = scale;
   }
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {

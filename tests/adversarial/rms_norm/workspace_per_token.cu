@@ -13,24 +13,23 @@
 // expect: passed
 #include <cuda_bf16.h>
 
+#include "common/block_reduce.cuh"
+
+using blaster_common::block_sum;
+
 extern "C" __global__ void workspace_per_token(__nv_bfloat16* out, const __nv_bfloat16* x,
                                                const __nv_bfloat16* weight, float* partial,
                                                int hidden, float eps) {
-  __shared__ float sums[256];
+  __shared__ float warp_sums[256 / 32];
   const long long row = static_cast<long long>(blockIdx.x) * hidden;
   float sum = 0.0f;
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
     const float v = __bfloat162float(x[row + j]);
     sum += v * v;
   }
-  sums[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[row] = sums[0];
-  const float scale = rsqrtf(sums[0] / hidden + eps);
+  const float total = block_sum<256>(sum, warp_sums);
+  if (threadIdx.x == 0) partial[row] = total;
+  const float scale = rsqrtf(total / hidden + eps);
   for (int j = threadIdx.x; j < hidden; j += blockDim.x) {
     out[row + j] =
         __float2bfloat16(__bfloat162float(x[row + j]) * scale * __bfloat162float(weight[j]));
