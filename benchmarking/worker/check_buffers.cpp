@@ -27,6 +27,13 @@ std::size_t poison_width(dtype type, std::size_t bytes) {
   return size_of(type) == 2 ? 2 : (bytes % 4 == 0 ? 4 : 1);
 }
 
+// [bytes] the plan's scratch buffers of a set.
+std::size_t scratch_bytes(const check_buffers& b) {
+  std::size_t bytes = 0;
+  for (const auto& name : b.scratch) bytes += b.buffers.at(name).bytes();
+  return bytes;
+}
+
 }  // namespace
 
 check_buffers allocate_check(worker_context& w, const gate_check& check, const resolved_plan& plan,
@@ -113,17 +120,13 @@ std::size_t poisoned_bytes(const check_buffers& b) {
 
 std::size_t footprint_bytes(const check_buffers& b) {
   std::size_t bytes = 0;
-  for (const auto& [name, buffer] : b.buffers)
-    bytes += b.scratch.contains(name) ? 0 : buffer.bytes();
-  return bytes;
+  for (const auto& [name, buffer] : b.buffers) bytes += buffer.bytes();
+  return bytes - scratch_bytes(b);
 }
 
+// Scratch is poisoned with the outputs.
 std::size_t poisoned_task_bytes(const check_buffers& b) {
-  std::size_t bytes = 0;
-  for (const auto& [name, type] : b.output_types)
-    bytes += b.scratch.contains(name) ? 0 : b.buffers.at(name).bytes();
-  for (const auto& [name, drawn] : b.restore) bytes += drawn.size();
-  return bytes;
+  return poisoned_bytes(b) - scratch_bytes(b);
 }
 
 std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b) {

@@ -91,6 +91,23 @@ class launch_timer {
 
   // [microseconds] the launch of `sequence`; the events' own time goes to `events` if given.
   double operator()(const launch_sequence& sequence, std::vector<double>* events = nullptr) {
+    return timed(sequence, 0, events);
+  }
+
+  // [microseconds] the launch of `sequence` right after `runway` launches of `before`, all back
+  // to back behind `hold`: a kernel that tells a launch alone from one in a run of launches (by
+  // the time since its last one ended) cannot tell here.
+  double after_runway(const stream_hold& hold, const launch_sequence& before, int runway,
+                      const launch_sequence& sequence) {
+    hold(hold_us, w_.stream.get());
+    for (int i = 0; i < runway; ++i) before.enqueue(w_.stream.get());
+    return timed(sequence, static_cast<std::size_t>(runway) * before.size(), nullptr);
+  }
+
+ private:
+  // The launch of `sequence` between events, after `earlier` kernels enqueued since the last
+  // launch timed: its own kernels are the records after theirs.
+  double timed(const launch_sequence& sequence, std::size_t earlier, std::vector<double>* events) {
     start_.record(w_.stream);
     sequence.enqueue(w_.stream.get());
     stop_.record(w_.stream);
@@ -98,36 +115,14 @@ class launch_timer {
     if (events != nullptr) events->push_back(event_us);
     if (!recorded_) return event_us;
     w_.stream.synchronize();
-    const int before = recorder_.executions();
-    const double kernel_us = recorder_.take_us();
-    return one_launch_us(event_us, kernel_us,
-                         static_cast<std::size_t>(recorder_.executions() - before), planned_);
-  }
-
-  // [microseconds] the launch of `sequence` right after `runway` launches of `before`, all back
-  // to back behind `hold`: a kernel that tells a launch alone from one in a run of launches (by
-  // the time since its last one ended) cannot tell here. The launch's own kernels are the last
-  // ones recorded.
-  double after_runway(const stream_hold& hold, const launch_sequence& before, int runway,
-                      const launch_sequence& sequence) {
-    hold(hold_us, w_.stream.get());
-    for (int i = 0; i < runway; ++i) before.enqueue(w_.stream.get());
-    start_.record(w_.stream);
-    sequence.enqueue(w_.stream.get());
-    stop_.record(w_.stream);
-    const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
-    if (!recorded_) return event_us;
-    w_.stream.synchronize();
     const std::vector<kernel_record> records = recorder_.take_records();
-    const std::size_t runway_kernels = static_cast<std::size_t>(runway) * before.size();
-    if (records.size() != runway_kernels + planned_) return event_us;
+    if (records.size() < earlier) return event_us;
     double ns = 0.0;
-    for (std::size_t i = runway_kernels; i < records.size(); ++i)
+    for (std::size_t i = earlier; i < records.size(); ++i)
       ns += static_cast<double>(records[i].end_ns - records[i].start_ns);
-    return one_launch_us(event_us, ns / 1000.0, planned_, planned_);
+    return one_launch_us(event_us, ns / 1000.0, records.size() - earlier, planned_);
   }
 
- private:
   worker_context& w_;
   kernel_recorder& recorder_;
   std::size_t planned_;
