@@ -42,20 +42,44 @@ std::set<std::string> expected_verdicts(const std::filesystem::path& file) {
   return out;
 }
 
+// A bench of `task` on `candidates` from the tree under test, run by the built worker.
+bench_options bench_of(const std::string& task, std::vector<std::filesystem::path> candidates,
+                       std::string command) {
+  bench_options options;
+  options.root = source_dir;
+  options.task = task;
+  options.candidates = std::move(candidates);
+  options.timing.max_samples = 30;
+  options.worker_executable = BLASTER_BINARY;
+  options.command = std::move(command);
+  return options;
+}
+
+// The report of a bench with `options`, recorded in a store of its own that is gone after it.
+bench_report bench_apart(const bench_options& options) {
+  static int runs = 0;
+  const auto home = std::filesystem::temp_directory_path() /
+                    fmt::format("blaster-adversarial-{}-{}", ::getpid(), ++runs);
+  std::filesystem::remove_all(home);
+  bench_report report;
+  {
+    store records(home);
+    report = run_bench(options, records);
+  }
+  std::filesystem::remove_all(home);
+  return report;
+}
+
 TEST(AdversarialGpu, EveryCheatIsRejectedWithItsReasonAndHonestKernelsPass) {
   BLASTER_REQUIRE_GPU();
   const auto home = std::filesystem::temp_directory_path() /
                     ("blaster-adversarial-" + std::to_string(::getpid()));
   std::filesystem::remove_all(home);
-  bench_options options;
-  options.root = source_dir;
-  options.task = "rmsnorm";
-  options.candidates = {source_dir / "tests" / "adversarial", source_dir / "kernels" / "rmsnorm"};
-  options.timing.max_samples = 30;
+  bench_options options = bench_of(
+      "rmsnorm", {source_dir / "tests" / "adversarial", source_dir / "kernels" / "rmsnorm"},
+      "adversarial suite");
   // The compile bombs meet this deadline instead of the default minute: the suite stays fast.
   options.compile.timeout = std::chrono::seconds(10);
-  options.worker_executable = BLASTER_BINARY;
-  options.command = "adversarial suite";
   const auto started = std::chrono::steady_clock::now();
   bench_report report;
   {
@@ -119,24 +143,14 @@ TEST(AdversarialGpu, ModesThatPoisonEveryLaunchGiveSkippingKernelsNothingToSkip)
   for (const auto& mode : timing_modes()) {
     if (!mode.checks_every_sample) continue;
     SCOPED_TRACE(mode.name);
-    const auto home = std::filesystem::temp_directory_path() /
-                      fmt::format("blaster-adversarial-{}-{}", mode.name, ::getpid());
-    std::filesystem::remove_all(home);
-    bench_options options;
-    options.root = source_dir;
-    options.task = "rmsnorm";
     const auto folder = source_dir / "tests" / "adversarial";
-    options.candidates = {folder / "skips_written_output.cu", folder / "remembers_its_output.cu"};
+    bench_options options = bench_of(
+        "rmsnorm", {folder / "skips_written_output.cu", folder / "remembers_its_output.cu"},
+        fmt::format("adversarial suite, {}", mode.name));
     options.timing.mode = mode.mode;
     options.mode_given = true;
     options.timing.max_samples = 20;
-    options.worker_executable = BLASTER_BINARY;
-    options.command = fmt::format("adversarial suite, {}", mode.name);
-    bench_report report;
-    {
-      store records(home);
-      report = run_bench(options, records);
-    }
+    const bench_report report = bench_apart(options);
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
     ASSERT_EQ(report.results.size(), 3U);
     ASSERT_EQ(report.results[0].status, "passed") << report.results[0].message;
@@ -149,7 +163,6 @@ TEST(AdversarialGpu, ModesThatPoisonEveryLaunchGiveSkippingKernelsNothingToSkip)
       ASSERT_TRUE(r.floor);
       EXPECT_EQ(r.floor->level, "dram");  // 268 MB of data, far beyond the L2
     }
-    std::filesystem::remove_all(home);
   }
 }
 
@@ -158,23 +171,12 @@ TEST(AdversarialGpu, ModesThatPoisonEveryLaunchGiveSkippingKernelsNothingToSkip)
 // every case, and the cache the gate checks is the drawn one with the new rows.
 TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
   BLASTER_REQUIRE_GPU();
-  const auto home =
-      std::filesystem::temp_directory_path() / ("blaster-inout-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
-  bench_options options;
-  options.root = source_dir;
-  options.task = "kv_append";
-  options.candidates = {source_dir / "tests" / "adversarial" / "kv_append",
-                        source_dir / "kernels" / "kv_append"};
+  bench_options options = bench_of(
+      "kv_append",
+      {source_dir / "tests" / "adversarial" / "kv_append", source_dir / "kernels" / "kv_append"},
+      "adversarial suite, in place");
   options.use_tuned = false;
-  options.timing.max_samples = 30;
-  options.worker_executable = BLASTER_BINARY;
-  options.command = "adversarial suite, in place";
-  bench_report report;
-  {
-    store records(home);
-    report = run_bench(options, records);
-  }
+  const bench_report report = bench_apart(options);
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   std::size_t cheats = 0;
   for (const auto& r : report.results) {
@@ -191,7 +193,6 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
     }
   }
   EXPECT_EQ(cheats, 2U);
-  std::filesystem::remove_all(home);
 }
 
 // Scratch is the candidate's to size: under --rotate, kernels that declare far more than they
@@ -200,25 +201,14 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
 // of sets.
 TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
   BLASTER_REQUIRE_GPU();
-  const auto home =
-      std::filesystem::temp_directory_path() / ("blaster-scratch-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
-  bench_options options;
-  options.root = source_dir;
-  options.task = "rms_norm";
-  options.timed_case = "t128";
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
-  options.candidates = {folder / "pads_its_scratch.cu", folder / "workspace_per_token.cu"};
+  bench_options options =
+      bench_of("rms_norm", {folder / "pads_its_scratch.cu", folder / "workspace_per_token.cu"},
+               "adversarial suite, scratch");
+  options.timed_case = "t128";
   options.use_tuned = false;
   options.timing.rotate_buffers = true;
-  options.timing.max_samples = 30;
-  options.worker_executable = BLASTER_BINARY;
-  options.command = "adversarial suite, scratch";
-  bench_report report;
-  {
-    store records(home);
-    report = run_bench(options, records);
-  }
+  const bench_report report = bench_apart(options);
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   ASSERT_EQ(report.results.size(), 3U);  // the baseline and two cheats
   const auto& baseline = report.results.front();
@@ -234,7 +224,6 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
     // An honest rms_norm's loops, over inputs as far from the SMs as the baseline's.
     EXPECT_NEAR(*r.time_us / *baseline.time_us, 1.0, 0.25) << r.label;
   }
-  std::filesystem::remove_all(home);
 }
 
 // Kernels that keep what they derived from their inputs across launches, keyed by the buffers'
@@ -250,26 +239,15 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
   for (const auto& [timed_case, draws] :
        std::vector<std::pair<std::string, std::size_t>>{{"t1024", 3}, {"h8192_t8192", 2}}) {
     SCOPED_TRACE(timed_case);
-    const auto home = std::filesystem::temp_directory_path() /
-                      fmt::format("blaster-unseen-{}-{}", timed_case, ::getpid());
-    std::filesystem::remove_all(home);
-    bench_options options;
-    options.root = source_dir;
-    options.task = "rms_norm";
-    options.timed_case = timed_case;
-    options.candidates = {folder / "remembers_scales_by_address.cu",
-                          folder / "trusts_scales_after_warmup.cu",
-                          folder / "trusts_scales_in_a_run.cu"};
+    bench_options options =
+        bench_of("rms_norm",
+                 {folder / "remembers_scales_by_address.cu",
+                  folder / "trusts_scales_after_warmup.cu", folder / "trusts_scales_in_a_run.cu"},
+                 "adversarial suite, unseen inputs");
     if (draws == 3) options.candidates.push_back(folder / "remembers_output_by_value.cu");
+    options.timed_case = timed_case;
     options.use_tuned = false;
-    options.timing.max_samples = 30;
-    options.worker_executable = BLASTER_BINARY;
-    options.command = "adversarial suite, unseen inputs";
-    bench_report report;
-    {
-      store records(home);
-      report = run_bench(options, records);
-    }
+    const bench_report report = bench_apart(options);
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
     ASSERT_EQ(report.results.size(), options.candidates.size() + 1);
     for (const auto& r : report.results) {
@@ -291,7 +269,6 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
         EXPECT_FALSE(r.unseen->differing.empty()) << r.label;
       }
     }
-    std::filesystem::remove_all(home);
   }
 }
 
@@ -300,23 +277,13 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
 TEST(AdversarialGpu, SanitizeRejectsAWarpRaceTheGateCannotSee) {
   BLASTER_REQUIRE_GPU();
   if (!find_compute_sanitizer()) GTEST_SKIP() << "compute-sanitizer is not installed here";
-  const auto home =
-      std::filesystem::temp_directory_path() / ("blaster-sanitize-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(home);
-  bench_options options;
-  options.root = source_dir;
-  options.task = "rmsnorm";
-  options.candidates = {source_dir / "tests" / "sanitizer" / "warp_race.cu",
-                        source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"};
+  bench_options options = bench_of("rmsnorm",
+                                   {source_dir / "tests" / "sanitizer" / "warp_race.cu",
+                                    source_dir / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu"},
+                                   "sanitizer check");
   options.sanitize = true;
   options.timing.max_samples = 10;
-  options.worker_executable = BLASTER_BINARY;
-  options.command = "sanitizer check";
-  bench_report report;
-  {
-    store records(home);
-    report = run_bench(options, records);
-  }
+  const bench_report report = bench_apart(options);
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   for (const auto& r : report.results) {
     EXPECT_FALSE(r.sanitizer.empty()) << r.label << " did not run under compute-sanitizer";
@@ -327,7 +294,6 @@ TEST(AdversarialGpu, SanitizeRejectsAWarpRaceTheGateCannotSee) {
       EXPECT_EQ(r.status, "passed") << r.label << ": " << to_string(r.reason) << " " << r.message;
     }
   }
-  std::filesystem::remove_all(home);
 }
 
 }  // namespace
