@@ -99,6 +99,7 @@ nlohmann::json to_json(const unseen_inputs& u) {
   return {{"source", u.source},
           {"seen_us", u.seen_us},
           {"unseen_us", u.unseen_us},
+          {"in_place_us", u.in_place_us},
           {"differing", u.differing}};
 }
 
@@ -106,6 +107,7 @@ unseen_inputs unseen_inputs_from_json(const nlohmann::json& j) {
   return {.source = j.at("source").get<std::string>(),
           .seen_us = j.at("seen_us").get<std::vector<double>>(),
           .unseen_us = j.at("unseen_us").get<std::vector<double>>(),
+          .in_place_us = j.value("in_place_us", std::vector<double>()),
           .differing = j.value("differing", std::vector<std::string>())};
 }
 

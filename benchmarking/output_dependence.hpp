@@ -61,18 +61,20 @@ double reference_explains_us(const poisoned_launches& p);
 std::optional<std::string> output_dependence(const poisoned_launches& p,
                                              double copy_bytes_per_second);
 
-// Launches on inputs the timing's process has not been timed on, after the timing: first the
-// timed draw of the case uploaded again (seen), then each other draw the gate checked (unseen),
-// every launch after the same upload and poisoning and right after the same run of launches of
-// the timed draw elsewhere, timed by the device as the poisoned launches are.
-// Only the inputs' values differ, so an honest kernel takes as long on both, and gives on each
-// unseen draw the bytes the gate's run of that draw gave.
+// Launches on inputs the timing's process has not been timed on, after the timing, each the last
+// of a run of launches (worker/time_phase.cpp): first the timed draw of the case uploaded again
+// (seen), then each other draw the gate checked twice: copied over the timed buffers' inputs
+// right after launches there (in place), and uploaded and poisoned there before launches of the
+// timed draw elsewhere (unseen), timed by the device as the poisoned launches are. Only the
+// inputs' values differ, so an honest kernel takes as long on the seen and unseen draws, and
+// gives on each unseen draw the bytes the gate's run of that draw gave.
 struct unseen_inputs {
-  std::string source{};             // "CUPTI kernel time" or "CUDA events"
-  std::vector<double> seen_us{};    // [microseconds] one per launch
-  std::vector<double> unseen_us{};  // [microseconds] one per other draw
+  std::string source{};               // "CUPTI kernel time" or "CUDA events"
+  std::vector<double> seen_us{};      // [microseconds] one per launch
+  std::vector<double> unseen_us{};    // [microseconds] one per other draw
+  std::vector<double> in_place_us{};  // [microseconds] one per other draw, after its copy
   // The outputs of unseen launches whose digest (piecewise_sha256_hex) is not that of the gate's
-  // run of their draw, each as "out on the draw of seed 0x...".
+  // run of their draw, each as "out on the draw of seed 0x... in place".
   std::vector<std::string> differing{};
 };
 

@@ -36,6 +36,7 @@ namespace blaster::cuda {
   X(cuMemcpyHtoDAsync)              \
   X(cuMemcpyDtoH)                   \
   X(cuMemcpyDtoD)                   \
+  X(cuMemcpyDtoDAsync)              \
   X(cuMemsetD8Async)                \
   X(cuMemsetD16Async)               \
   X(cuMemsetD32Async)               \

@@ -44,6 +44,11 @@ void device_buffer::upload_async(std::span<const std::byte> host, CUstream strea
         fmt::format("cuMemcpyHtoDAsync({} bytes)", host.size()));
 }
 
+void device_buffer::copy_to_async(CUdeviceptr destination, CUstream stream) const {
+  check(driver().cuMemcpyDtoDAsync(destination, pointer_, bytes_, stream),
+        fmt::format("cuMemcpyDtoDAsync({} bytes)", bytes_));
+}
+
 void device_buffer::download(std::span<std::byte> host, std::size_t offset_bytes) const {
   if (offset_bytes + host.size() > bytes_) BLASTER_THROW("download past the end of a buffer");
   check(driver().cuMemcpyDtoH(host.data(), pointer_ + offset_bytes, host.size()),

@@ -26,6 +26,8 @@ class device_buffer {
   // legacy stream, which the harness's non-blocking stream does not wait for).
   void upload_async(std::span<const std::byte> host, CUstream stream, std::size_t offset_bytes = 0);
   void download(std::span<std::byte> host, std::size_t offset_bytes = 0) const;
+  // Its bytes to `destination` (as many), on the device, in stream order.
+  void copy_to_async(CUdeviceptr destination, CUstream stream) const;
   // Fills in stream order (the legacy default stream when none is given).
   void fill_u8(unsigned char value, CUstream stream = nullptr);
   void fill_u16(unsigned short value, CUstream stream = nullptr);  // bytes a multiple of 2

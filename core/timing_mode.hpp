@@ -29,6 +29,7 @@ struct timing_mode_traits {
   // Where `kernel us` comes from: CUPTI over every sample, or over one more sample after them.
   std::string_view kernel_legend;
   bool batches_launches;     // a sample is many launches, their count calibrated to about 1 ms
+  bool replays_graph;        // a sample is one replay of a CUDA graph of those launches
   bool flushes_l2;           // the L2 is flushed before every launch, outside the timed region
   bool timed_by_device;      // samples are the kernels' own device time (CUPTI), not events
   bool checks_every_sample;  // every sample meets freshly poisoned outputs and is checked

@@ -3,7 +3,9 @@
 // against the time on outputs that already hold the answer, and launches on the case's other
 // draws against what the gate gave there and against the timed draw's time.
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@
 #include "benchmarking/worker/check_buffers.hpp"
 #include "benchmarking/worker/phase_handler.hpp"
 #include "benchmarking/worker/result_channel.hpp"
+#include "core/cuda_graph.hpp"
 #include "core/device_buffer.hpp"
 #include "core/sha256.hpp"
 #include "profiling/kernel_activity.hpp"
@@ -74,6 +77,42 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
 // host takes to enqueue a few, CUPTI's recording included.
 constexpr double hold_us = 200.0;
 
+// Launches of the plan in a run that ends with the one timed: `runway_launches` of `before`, then
+// what `between` puts on the stream (a copy), then `timed`. Where the mode's samples are replays
+// of a CUDA graph the run is captured once as one and replayed, so that its launches follow each
+// other as closely as a sample's do: a kernel that tells a graph's launches from a stream's by
+// the time between them cannot tell here.
+constexpr int runway_launches = 3;
+
+class launch_run {
+ public:
+  launch_run(const cuda::stream& stream, const launch_sequence& before,
+             std::function<void(CUstream)> between, const launch_sequence& timed, bool as_graph)
+      : before_(before), between_(std::move(between)), timed_(timed) {
+    if (as_graph) {
+      graph_.emplace(stream, [this](CUstream s) {
+        enqueue_before(s);
+        timed_.enqueue(s);
+      });
+    }
+  }
+
+  void enqueue_before(CUstream s) const {
+    for (int i = 0; i < runway_launches; ++i) before_.enqueue(s);
+    if (between_) between_(s);
+  }
+  [[nodiscard]] const launch_sequence& timed() const { return timed_; }
+  [[nodiscard]] const std::optional<cuda::graph>& graph() const { return graph_; }
+  // How many kernels come before the timed launch's.
+  [[nodiscard]] std::size_t earlier() const { return runway_launches * before_.size(); }
+
+ private:
+  const launch_sequence& before_;
+  std::function<void(CUstream)> between_;
+  const launch_sequence& timed_;
+  std::optional<cuda::graph> graph_;
+};
+
 // One launch at a time, timed on the device: CUPTI's kernel time where its record since the
 // launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
 class launch_timer {
@@ -91,25 +130,29 @@ class launch_timer {
 
   // [microseconds] the launch of `sequence`; the events' own time goes to `events` if given.
   double operator()(const launch_sequence& sequence, std::vector<double>* events = nullptr) {
-    return timed(sequence, 0, events);
+    return timed([&] { sequence.enqueue(w_.stream.get()); }, 0, events);
   }
 
-  // [microseconds] the launch of `sequence` right after `runway` launches of `before`, all back
-  // to back behind `hold`: a kernel that tells a launch alone from one in a run of launches (by
-  // the time since its last one ended) cannot tell here.
-  double after_runway(const stream_hold& hold, const launch_sequence& before, int runway,
-                      const launch_sequence& sequence) {
+  // [microseconds] the timed launch of `run`, the whole run back to back behind `hold`: a kernel
+  // that tells a launch alone from one in a run of launches (by the time since its last one
+  // ended) cannot tell here. A graph's events span the run: only CUPTI times its last launch,
+  // and a run is a graph only where CUPTI records.
+  double after(const stream_hold& hold, const launch_run& run) {
     hold(hold_us, w_.stream.get());
-    for (int i = 0; i < runway; ++i) before.enqueue(w_.stream.get());
-    return timed(sequence, static_cast<std::size_t>(runway) * before.size(), nullptr);
+    if (const auto& graph = run.graph()) {
+      return timed([&] { graph->launch(w_.stream); }, run.earlier(), nullptr);
+    }
+    run.enqueue_before(w_.stream.get());
+    return timed([&] { run.timed().enqueue(w_.stream.get()); }, run.earlier(), nullptr);
   }
 
  private:
-  // The launch of `sequence` between events, after `earlier` kernels enqueued since the last
-  // launch timed: its own kernels are the records after theirs.
-  double timed(const launch_sequence& sequence, std::size_t earlier, std::vector<double>* events) {
+  // What `enqueue` puts on the stream, between events, after `earlier` kernels enqueued since the
+  // last launch timed: the timed launch's own kernels are the records after theirs.
+  double timed(const std::function<void()>& enqueue, std::size_t earlier,
+               std::vector<double>* events) {
     start_.record(w_.stream);
-    sequence.enqueue(w_.stream.get());
+    enqueue();
     stop_.record(w_.stream);
     const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
     if (events != nullptr) events->push_back(event_us);
@@ -187,21 +230,25 @@ void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
 
 // Launches on the timed check's inputs uploaded again before each, to time the unseen ones against.
 constexpr int seen_launches = 3;
-// Launches of the timed draw in a set of its own, back to back before each of those launches.
-constexpr int runway_launches = 3;
 
-// Launches on inputs the kernel has not been timed on: the timed draw, uploaded again (seen),
-// then each other draw of the case (unseen), every one after the same upload and poisoning and
-// right after a run of launches of the timed draw in a set of its own, all queued behind a hold
-// of the stream so that they run back to back: a kernel keeping a shortcut for launches in a
-// run, as a timing makes them, takes it here too. A kernel that
-// keeps what it derived from its inputs, keyed by anything but their values (an address, a
-// launch count, the time since its last launch), answers an unseen draw from what it kept of the
-// timed one: its outputs' digests differ from those of the gate's run of that draw. One that
-// keys by their values does the work again there, and is slower. It leaves `set` another draw's.
-void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate_check& timed,
-                        check_buffers& set, const launch_sequence& launch,
-                        kernel_recorder& recorder, timing_checks& checks) {
+// Launches on inputs the kernel has not been timed on, each the last of a run of launches queued
+// behind a hold of the stream, so that they run back to back as a timing's do: a kernel keeping
+// a shortcut for launches in a run takes it here too. Each other draw of the case meets two runs:
+//  - in place: launches of the timed draw on the timed buffers, then the other draw copied over
+//    their inputs on the device, then the launch: the same buffers as the launch before it,
+//    a copy's time later;
+//  - elsewhere: the other draw uploaded to the timed buffers and poisoned, then launches of the
+//    timed draw on a set of their own, then the launch; the timed draw itself, uploaded the same
+//    way, is timed against it (seen).
+// A kernel that keeps what it derived from its inputs, keyed by anything but their values (an
+// address, a launch count, the time since its last launch, the buffers its last launch used),
+// answers an unseen draw from what it kept of the timed one: its outputs' digests differ from
+// those of the gate's run of that draw. One that keys by their values does the work again
+// there, and is slower. It leaves `set` another draw's.
+void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
+                        const timing_mode_traits& mode, const gate_check& timed, check_buffers& set,
+                        const launch_sequence& launch, kernel_recorder& recorder,
+                        timing_checks& checks) {
   std::vector<std::size_t> others;
   for (std::size_t k = 0; k < w.request.checks.size(); ++k) {
     const gate_check& c = w.request.checks[k];
@@ -221,25 +268,48 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan, const gate
   const launch_sequence runway(plan, *w.module, runway_set.pointers);
   settle(w);
   launch_timer timer(w, recorder, launch.size());
+  const bool as_graph = mode.replays_graph && timer.recorded();
+  const launch_run elsewhere(w.stream, runway, {}, launch, as_graph);
   unseen_inputs u{.source = timer.source()};
-  for (int i = 0; i < seen_launches; ++i) {
-    load(timed);
-    u.seen_us.push_back(timer.after_runway(hold, runway, runway_launches, launch));
-  }
-  for (const std::size_t k : others) {
+  // Do the outputs of the last launch, on `other` (check k), have the gate's digests?
+  auto compare = [&](std::size_t k, std::string_view how) {
     const gate_check& other = w.request.checks[k];
-    load(other);
-    u.unseen_us.push_back(timer.after_runway(hold, runway, runway_launches, launch));
     const auto gated = w.request.other_draws_sha256.find(k);
-    if (gated == w.request.other_draws_sha256.end()) continue;  // nothing to compare with
+    if (gated == w.request.other_draws_sha256.end()) return;  // nothing to compare with
     for (std::size_t o = 0; o < other.outputs.size() && o < gated->second.size(); ++o) {
       const buffer_slot& slot = other.outputs[o];
       const std::span<std::byte> bytes = w.host_bytes(slot.bytes);
       set.buffers.at(slot.buffer).download(bytes);
       if (piecewise_sha256_hex(bytes) != gated->second[o]) {
-        u.differing.push_back(fmt::format("{} on the draw of seed {:#x}", slot.buffer, other.seed));
+        u.differing.push_back(
+            fmt::format("{} on the draw of seed {:#x} {}", slot.buffer, other.seed, how));
       }
     }
+  };
+  for (int i = 0; i < seen_launches; ++i) {
+    load(timed);
+    u.seen_us.push_back(timer.after(hold, elsewhere));
+  }
+  for (const std::size_t k : others) {
+    const gate_check& other = w.request.checks[k];
+    std::vector<cuda::device_buffer> staged;
+    for (const auto& slot : other.inputs) {
+      staged.emplace_back(slot.bytes);
+      staged.back().upload_async(w.inputs->slice(slot.offset, slot.bytes), w.stream.get());
+    }
+    load(timed);
+    const launch_run in_place(
+        w.stream, launch,
+        [&](CUstream s) {
+          for (std::size_t i = 0; i < staged.size(); ++i)
+            staged[i].copy_to_async(set.buffers.at(other.inputs[i].buffer).data(), s);
+        },
+        launch, as_graph);
+    u.in_place_us.push_back(timer.after(hold, in_place));
+    compare(k, "in place");
+    load(other);
+    u.unseen_us.push_back(timer.after(hold, elsewhere));
+    compare(k, "after launches elsewhere");
   }
   checks.unseen = std::move(u);
 }
@@ -380,7 +450,7 @@ timing_answer run_timing(worker_context& w) {
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  time_unseen_inputs(w, plan, check, sets.front(), launches.front(), recorder, checks);
+  time_unseen_inputs(w, plan, mode, check, sets.front(), launches.front(), recorder, checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 

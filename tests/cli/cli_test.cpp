@@ -249,7 +249,7 @@ TEST_F(BlasterCli, AShardIsIOfNOrBadInput) {
 
 TEST_F(BlasterCli, GpusIsAllOrNumbersElseBadInput) {
   const std::string rope = std::string(BLASTER_SOURCE_DIR) + "/kernels/rope/rope_packs.cu";
-  for (const std::string command :
+  for (const std::string& command :
        {std::string("bench --task rmsnorm --gpus 0,x"),
         "tune --task rope --candidate " + rope + " --cases t1 --gpus ,",
         std::string("portfolio --suite core10 --gpus -1"),

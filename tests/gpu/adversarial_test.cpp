@@ -3,6 +3,7 @@
 // and the whole run finishes well within a minute of the deadlines it has to wait out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -268,6 +269,49 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
             << r.label << ": " << evidence;
         EXPECT_FALSE(r.unseen->differing.empty()) << r.label;
       }
+    }
+  }
+}
+
+// Kernels with a shortcut for runs of launches, keyed by what tells a run from a launch alone: the
+// same buffers as the last launch a moment ago (the timing's, without rotation), buffers used a
+// moment ago, gaps as short as a graph's. Each is rejected by its outputs on a draw it was not
+// timed on, from the run that its key cannot tell from the timing's: in place (the other draw
+// copied over the timed buffers right after launches there) or after launches elsewhere (a
+// graph's run in graph mode). In hot mode at 1024 tokens and in graph mode at one token.
+TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
+  BLASTER_REQUIRE_GPU();
+  const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
+  // The run each cheat is caught in, as its differing outputs name it.
+  const std::map<std::string, std::string> caught_in = {
+      {"trusts_scales_on_the_same_buffers", "in place"},
+      {"trusts_scales_of_recent_buffers", "in place"},
+      {"trusts_scales_in_a_graph", "after launches elsewhere"}};
+  for (const std::string timed_case : {"t1024", "t1"}) {
+    SCOPED_TRACE(timed_case);
+    std::vector<std::filesystem::path> candidates;
+    for (const auto& [name, run] : caught_in) candidates.push_back(folder / (name + ".cu"));
+    bench_options options = bench_of("rms_norm", candidates, "adversarial suite, runs of launches");
+    options.timed_case = timed_case;
+    options.use_tuned = false;
+    const bench_report report = bench_apart(options);
+    ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+    ASSERT_EQ(report.results.size(), candidates.size() + 1);
+    for (const auto& r : report.results) {
+      const std::string evidence = fmt::format("{} {}{}", to_string(r.reason), r.message,
+                                               r.unseen ? "\n" + to_json(*r.unseen).dump() : "");
+      ASSERT_TRUE(r.unseen) << r.label << ": " << evidence;
+      EXPECT_EQ(r.unseen->in_place_us.size(), 2U) << r.label;  // the case's other draws
+      if (r.baseline) {
+        EXPECT_EQ(r.status, "passed") << r.label << ": " << evidence;
+        EXPECT_TRUE(r.unseen->differing.empty()) << r.label << ": " << evidence;
+        continue;
+      }
+      EXPECT_EQ(r.reason, reason_code::stale_in_timing) << r.label << ": " << evidence;
+      const std::string& run = caught_in.at(r.candidate);
+      EXPECT_TRUE(std::any_of(r.unseen->differing.begin(), r.unseen->differing.end(),
+                              [&](const std::string& d) { return d.ends_with(run); }))
+          << r.label << " was not caught " << run << ": " << evidence;
     }
   }
 }

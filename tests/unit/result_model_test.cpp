@@ -59,7 +59,8 @@ unseen_inputs unseen() {
   return {.source = "CUPTI kernel time",
           .seen_us = {10.0, 10.1, 9.9},
           .unseen_us = {10.2, 10.0},
-          .differing = {"out on the draw of seed 0xb1a57e5eed00001"}};
+          .in_place_us = {10.1, 10.3},
+          .differing = {"out on the draw of seed 0xb1a57e5eed00001 in place"}};
 }
 
 poisoned_launches poisoned() {

@@ -223,12 +223,18 @@ TEST(InputDependence, AnAnswerKeptFromTheTimedDrawIsCaughtWhateverItsTime) {
 
 TEST(InputDependence, TheLaunchesGoOnRecordAndComeBack) {
   unseen_inputs u = unseen({3.1, 3.0, 3.2}, {9.0, 9.4});
-  u.differing = {"out on the draw of seed 0x1"};
+  u.in_place_us = {3.3, 3.2};
+  u.differing = {"out on the draw of seed 0x1 in place"};
   const unseen_inputs back = unseen_inputs_from_json(to_json(u));
   EXPECT_EQ(back.source, u.source);
   EXPECT_EQ(back.seen_us, u.seen_us);
   EXPECT_EQ(back.unseen_us, u.unseen_us);
+  EXPECT_EQ(back.in_place_us, u.in_place_us);
   EXPECT_EQ(back.differing, u.differing);
+  // A record from before the launches in place reads back with none.
+  nlohmann::json older = to_json(u);
+  older.erase("in_place_us");
+  EXPECT_TRUE(unseen_inputs_from_json(older).in_place_us.empty());
 }
 
 }  // namespace

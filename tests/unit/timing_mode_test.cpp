@@ -30,13 +30,25 @@ TEST(TimingMode, EachModeHasItsRowItsNameAndItsHelp) {
 TEST(TimingMode, EveryModeChecksThatItsLaunchesDidTheWork) {
   for (const auto& t : timing_modes()) {
     EXPECT_TRUE(t.checks_every_sample || t.checks_output_dependence) << t.name;
-    if (t.flushes_l2) EXPECT_FALSE(t.may_hold_l2) << t.name;
+    if (t.flushes_l2) {
+      EXPECT_FALSE(t.may_hold_l2) << t.name;
+    }
     // A single launch is timed by its own duration: events would add the launch's latency.
-    if (!t.batches_launches) EXPECT_TRUE(t.timed_by_device) << t.name;
-    if (t.timed_by_device) EXPECT_EQ(t.clock, "CUPTI kernel time") << t.name;
+    if (!t.batches_launches) {
+      EXPECT_TRUE(t.timed_by_device) << t.name;
+    }
+    // A graph replays a sample's launches.
+    if (t.replays_graph) {
+      EXPECT_TRUE(t.batches_launches) << t.name;
+    }
+    if (t.timed_by_device) {
+      EXPECT_EQ(t.clock, "CUPTI kernel time") << t.name;
+    }
   }
   EXPECT_TRUE(traits_of(timing_mode::single).checks_every_sample);
   EXPECT_FALSE(traits_of(timing_mode::single).flushes_l2);
+  EXPECT_TRUE(traits_of(timing_mode::graph).replays_graph);
+  EXPECT_FALSE(traits_of(timing_mode::hot).replays_graph);
 }
 
 }  // namespace
