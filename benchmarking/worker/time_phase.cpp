@@ -78,17 +78,20 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
 constexpr double hold_us = 200.0;
 
 // Launches of the plan in a run that ends with the one timed: `runway_launches` of `before`, then
-// what `between` puts on the stream (a copy), then `timed`. Where the mode's samples are replays
-// of a CUDA graph the run is captured once as one and replayed, so that its launches follow each
-// other as closely as a sample's do: a kernel that tells a graph's launches from a stream's by
-// the time between them cannot tell here.
+// what `between` puts on the stream (a copy), then `timed`; each launch after what `each` puts
+// there, as the mode's samples put it before theirs (an L2 flush). Where the mode's samples are
+// replays of a CUDA graph the run is captured once as one and replayed, so that its launches
+// follow each other as closely as a sample's do: a kernel that tells a graph's launches from a
+// stream's by the time between them cannot tell here.
 constexpr int runway_launches = 3;
+
+using enqueue_fn = std::function<void(CUstream)>;
 
 class launch_run {
  public:
-  launch_run(const cuda::stream& stream, const launch_sequence& before,
-             std::function<void(CUstream)> between, const launch_sequence& timed, bool as_graph)
-      : before_(before), between_(std::move(between)), timed_(timed) {
+  launch_run(const cuda::stream& stream, const launch_sequence& before, enqueue_fn between,
+             const launch_sequence& timed, enqueue_fn each, bool as_graph)
+      : before_(before), between_(std::move(between)), timed_(timed), each_(std::move(each)) {
     if (as_graph) {
       graph_.emplace(stream, [this](CUstream s) {
         enqueue_before(s);
@@ -97,19 +100,25 @@ class launch_run {
     }
   }
 
+  // All but the timed launch.
   void enqueue_before(CUstream s) const {
-    for (int i = 0; i < runway_launches; ++i) before_.enqueue(s);
+    for (int i = 0; i < runway_launches; ++i) {
+      if (each_) each_(s);
+      before_.enqueue(s);
+    }
     if (between_) between_(s);
+    if (each_) each_(s);
   }
   [[nodiscard]] const launch_sequence& timed() const { return timed_; }
   [[nodiscard]] const std::optional<cuda::graph>& graph() const { return graph_; }
-  // How many kernels come before the timed launch's.
+  // How many kernels of the plan come before the timed launch's.
   [[nodiscard]] std::size_t earlier() const { return runway_launches * before_.size(); }
 
  private:
   const launch_sequence& before_;
-  std::function<void(CUstream)> between_;
+  enqueue_fn between_;
   const launch_sequence& timed_;
+  enqueue_fn each_;
   std::optional<cuda::graph> graph_;
 };
 
@@ -245,10 +254,11 @@ constexpr int seen_launches = 3;
 // answers an unseen draw from what it kept of the timed one: its outputs' digests differ from
 // those of the gate's run of that draw. One that keys by their values does the work again
 // there, and is slower. It leaves `set` another draw's.
+// `each` is what the mode puts on the stream before every launch of a sample (an L2 flush).
 void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
-                        const timing_mode_traits& mode, const gate_check& timed, check_buffers& set,
-                        const launch_sequence& launch, kernel_recorder& recorder,
-                        timing_checks& checks) {
+                        const timing_mode_traits& mode, const enqueue_fn& each,
+                        const gate_check& timed, check_buffers& set, const launch_sequence& launch,
+                        kernel_recorder& recorder, timing_checks& checks) {
   std::vector<std::size_t> others;
   for (std::size_t k = 0; k < w.request.checks.size(); ++k) {
     const gate_check& c = w.request.checks[k];
@@ -269,7 +279,7 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
   settle(w);
   launch_timer timer(w, recorder, launch.size());
   const bool as_graph = mode.replays_graph && timer.recorded();
-  const launch_run elsewhere(w.stream, runway, {}, launch, as_graph);
+  const launch_run elsewhere(w.stream, runway, {}, launch, each, as_graph);
   unseen_inputs u{.source = timer.source()};
   // Do the outputs of the last launch, on `other` (check k), have the gate's digests?
   auto compare = [&](std::size_t k, std::string_view how) {
@@ -304,7 +314,7 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
           for (std::size_t i = 0; i < staged.size(); ++i)
             staged[i].copy_to_async(set.buffers.at(other.inputs[i].buffer).data(), s);
         },
-        launch, as_graph);
+        launch, each, as_graph);
     u.in_place_us.push_back(timer.after(hold, in_place));
     compare(k, "in place");
     load(other);
@@ -450,7 +460,11 @@ timing_answer run_timing(worker_context& w) {
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  time_unseen_inputs(w, plan, mode, check, sets.front(), launches.front(), recorder, checks);
+  // In cold mode each launch of those runs follows a flush of the L2, as each sample's does.
+  enqueue_fn before_each;
+  if (flush) before_each = [&](CUstream s) { (*flush)(s); };
+  time_unseen_inputs(w, plan, mode, before_each, check, sets.front(), launches.front(), recorder,
+                     checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 

@@ -275,11 +275,12 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
 
 // Kernels with a shortcut for runs of launches, keyed by what tells a run from a launch alone: the
 // same buffers as the last launch a moment ago (the timing's, without rotation), buffers used a
-// moment ago, gaps as short as a graph's. Each is rejected by its outputs on a draw it was not
-// timed on, from the run that its key cannot tell from the timing's: in place (the other draw
-// copied over the timed buffers right after launches there) or after launches elsewhere (a
-// graph's run in graph mode). In hot mode at 1024 tokens and in graph mode at one token, where
-// graph-mode samples are what the third keys on.
+// moment ago, gaps as short as a graph's, inputs that come from DRAM as after a cold-mode
+// sample's flush. Each is rejected by its outputs on a draw it was not timed on, from the run
+// that its key cannot tell from the timing's: in place (the other draw copied over the timed
+// buffers right after launches there) or after launches elsewhere (a graph's run in graph mode,
+// and in cold mode every launch after a flush). In hot mode at 1024 tokens, in graph mode at one
+// token (graph-mode samples are what the third keys on) and in cold mode at 1024 tokens.
 TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
   BLASTER_REQUIRE_GPU();
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
@@ -287,18 +288,30 @@ TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
   const std::map<std::string, std::string> caught_in = {
       {"trusts_scales_on_the_same_buffers", "in place"},
       {"trusts_scales_of_recent_buffers", "in place"},
-      {"trusts_scales_in_a_graph", "after launches elsewhere"}};
-  const std::vector<std::pair<std::string, std::vector<std::string>>> runs = {
-      {"t1024", {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers"}},
+      {"trusts_scales_in_a_graph", "after launches elsewhere"},
+      {"trusts_scales_when_cold", "in place"}};
+  struct timed_run {
+    std::string timed_case;
+    timing_mode mode;
+    std::vector<std::string> cheats;
+  };
+  const std::vector<timed_run> runs = {
+      {"t1024",
+       timing_mode::hot,
+       {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers"}},
       {"t1",
+       timing_mode::graph,
        {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers",
-        "trusts_scales_in_a_graph"}}};
-  for (const auto& [timed_case, cheats] : runs) {
-    SCOPED_TRACE(timed_case);
+        "trusts_scales_in_a_graph"}},
+      {"t1024", timing_mode::cold, {"trusts_scales_when_cold"}}};
+  for (const auto& [timed_case, mode, cheats] : runs) {
+    SCOPED_TRACE(fmt::format("{} {}", timed_case, to_string(mode)));
     std::vector<std::filesystem::path> candidates;
     for (const auto& name : cheats) candidates.push_back(folder / (name + ".cu"));
     bench_options options = bench_of("rms_norm", candidates, "adversarial suite, runs of launches");
     options.timed_case = timed_case;
+    options.timing.mode = mode;
+    options.mode_given = true;
     options.use_tuned = false;
     const bench_report report = bench_apart(options);
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
