@@ -250,11 +250,11 @@ constexpr int seen_launches = 3;
 //    timed draw on a set of their own, then the launch; the timed draw itself, uploaded the same
 //    way, is timed against it (seen).
 // A kernel that keeps what it derived from its inputs, keyed by anything but their values (an
-// address, a launch count, the time since its last launch, the buffers its last launch used),
-// answers an unseen draw from what it kept of the timed one: its outputs' digests differ from
-// those of the gate's run of that draw. One that keys by their values does the work again
-// there, and is slower. It leaves `set` another draw's.
-// `each` is what the mode puts on the stream before every launch of a sample (an L2 flush).
+// address, a launch count, the time since its last launch, the buffers its last launch used,
+// the state of the caches), answers an unseen draw from what it kept of the timed one: its
+// outputs' digests differ from those of the gate's run of that draw. One that keys by their
+// values does the work again there, and is slower. `each` is what the mode puts on the stream
+// before every launch of a sample (an L2 flush). It leaves `set` another draw's.
 void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
                         const timing_mode_traits& mode, const enqueue_fn& each,
                         const gate_check& timed, check_buffers& set, const launch_sequence& launch,
