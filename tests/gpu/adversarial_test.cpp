@@ -233,7 +233,7 @@ TEST(AdversarialGpu, DeclaredScratchShrinksNoRotation) {
 // case's other draws, each right after a run of launches, give the first three the timed draw's
 // answer, and the fourth its own work again, slower than on the draw it has seen.
 // A large case is gated on two draws for this: 8192 tokens of Llama-3-70B's hidden size, where
-// the one keyed by value keeps nothing (its array holds less) and is left out.
+// the ones keyed by a launch count and by value never take their shortcut and are left out.
 TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
   BLASTER_REQUIRE_GPU();
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
@@ -242,10 +242,15 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
     SCOPED_TRACE(timed_case);
     bench_options options =
         bench_of("rms_norm",
-                 {folder / "remembers_scales_by_address.cu",
-                  folder / "trusts_scales_after_warmup.cu", folder / "trusts_scales_in_a_run.cu"},
+                 {folder / "remembers_scales_by_address.cu", folder / "trusts_scales_in_a_run.cu"},
                  "adversarial suite, unseen inputs");
-    if (draws == 3) options.candidates.push_back(folder / "remembers_output_by_value.cu");
+    // At the large case a timing makes fewer than the 200 launches after which the warm-up cheat
+    // trusts anything (on the H200 it stayed honest, as fast on every draw), and the value-keyed
+    // one's array holds less than a case.
+    if (draws == 3) {
+      options.candidates.push_back(folder / "trusts_scales_after_warmup.cu");
+      options.candidates.push_back(folder / "remembers_output_by_value.cu");
+    }
     options.timed_case = timed_case;
     options.use_tuned = false;
     const bench_report report = bench_apart(options);
