@@ -101,8 +101,7 @@ std::string stale_message(const stale_output& s, const std::string& when) {
 // What one timing worker's answer comes to; `dependent` is set where the only fault found is the
 // time of launches timed one at a time: on poisoned outputs against their control, or on the
 // case's other draws against the timed one.
-timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_second,
-                            bool& dependent) {
+timing_outcome judge_timing(const worker_answer& answer, bool& dependent) {
   dependent = false;
   timing_outcome out;
   out.wall_s = answer.wall_s;
@@ -150,7 +149,7 @@ timing_outcome judge_timing(const worker_answer& answer, double copy_bytes_per_s
   }
   if (c.poisoned) {
     out.poisoned = c.poisoned;
-    if (auto why = output_dependence(*c.poisoned, copy_bytes_per_second)) {
+    if (auto why = output_dependence(*c.poisoned)) {
       dependent = true;
       out.reason = reason_code::stale_in_timing;
       out.message = "timing: " + *why;
@@ -226,12 +225,10 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 }
 
 timing_outcome run_timing(const gate_data& data, worker_request request,
-                          const worker_launcher& launcher, std::chrono::milliseconds deadline,
-                          double copy_bytes_per_second) {
+                          const worker_launcher& launcher, std::chrono::milliseconds deadline) {
   request = with_data(std::move(request), data, worker_phase::time, launcher.lane);
   bool dependent = false;
-  timing_outcome out =
-      judge_timing(launcher.run(request, deadline), copy_bytes_per_second, dependent);
+  timing_outcome out = judge_timing(launcher.run(request, deadline), dependent);
   if (!dependent || launcher.kept == nullptr) return out;
   // A kept worker's context has lived through other evaluations, and there an honest kernel's
   // launches on poisoned outputs have come out slower than their control (the naive softmax on
@@ -245,7 +242,7 @@ timing_outcome run_timing(const gate_data& data, worker_request request,
   worker_launcher fresh = launcher;
   fresh.kept = nullptr;
   const double kept_wall_s = out.wall_s;
-  out = judge_timing(fresh.run(request, deadline), copy_bytes_per_second, dependent);
+  out = judge_timing(fresh.run(request, deadline), dependent);
   out.wall_s += kept_wall_s;
   return out;
 }

@@ -46,11 +46,10 @@ gate_outcome run_gate(const task_spec& task, const gate_data& data, worker_reque
 // Times one variant that passed the gate, in the launcher's worker, and checks that the timed
 // launches did the work: their outputs (one sample's, every sample's where the mode checks every
 // sample, and launches on poisoned outputs after the timing) against the checked output, and
-// their device time on poisoned outputs against the time on outputs that already hold the answer,
-// within what the cache explains at `copy_bytes_per_second`. Where a kept worker's launches
-// depend on the outputs by that time, a fresh worker times the variant again and decides.
+// their device time on poisoned outputs against the time after an equal write elsewhere, and
+// after a pause against back to back. Where a kept worker's launches depend on the outputs by
+// that time, a fresh worker times the variant again and decides.
 timing_outcome run_timing(const gate_data& data, worker_request request,
-                          const worker_launcher& launcher, std::chrono::milliseconds deadline,
-                          double copy_bytes_per_second);
+                          const worker_launcher& launcher, std::chrono::milliseconds deadline);
 
 }  // namespace blaster

@@ -248,15 +248,13 @@ void measurement::profile() {
 std::optional<timing_outcome> measurement::time_one(std::size_t entry, worker_request request,
                                                     std::size_t lane, bool twin) {
   variant_result& r = report_.results[survivors_[entry].first];
-  const auto& ceilings = *kept_.lanes[lane].probed->probe;
   // The baseline's first timing sets the deadline of the rest; until then the deadline is its
   // gate's, which the timing's own checks (the other draws uploaded again and again) outgrow on
   // a large case. The baseline is the task's own kernel: it gets the first deadline.
   const milliseconds limit = r.baseline && r.first_timing_s == 0.0 && !options_.deadline
                                  ? std::max(deadline(), first_deadline)
                                  : deadline();
-  timing_outcome timed = run_timing(data_, std::move(request), launchers_[lane], limit,
-                                    ceilings.memory.copy.bytes_per_second);
+  timing_outcome timed = run_timing(data_, std::move(request), launchers_[lane], limit);
   const std::lock_guard lock(recording_);
   r.timing_s = std::max(r.timing_s, timed.wall_s);
   if (!twin && r.first_timing_s == 0.0) {

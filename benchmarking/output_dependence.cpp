@@ -30,8 +30,8 @@ nlohmann::json to_json(const poisoned_launches& p) {
           {"footprint_bytes", p.footprint_bytes},
           {"poisoned_bytes", p.poisoned_bytes},
           {"l2_bytes", p.l2_bytes},
-          {"reference_hot_us", p.reference_hot_us},
-          {"reference_control_us", p.reference_control_us}};
+          {"paused_us", p.paused_us},
+          {"pause_us", p.pause_us}};
 }
 
 poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
@@ -44,8 +44,8 @@ poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
           .footprint_bytes = j.at("footprint_bytes").get<std::int64_t>(),
           .poisoned_bytes = j.at("poisoned_bytes").get<std::int64_t>(),
           .l2_bytes = j.at("l2_bytes").get<std::int64_t>(),
-          .reference_hot_us = j.value("reference_hot_us", 0.0),
-          .reference_control_us = j.value("reference_control_us", std::vector<double>())};
+          .paused_us = j.value("paused_us", std::vector<double>()),
+          .pause_us = j.value("pause_us", 0.0)};
 }
 
 double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::size_t planned) {
@@ -54,24 +54,7 @@ double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::s
                                                                                   : event_us;
 }
 
-double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_second) {
-  if (copy_bytes_per_second <= 0.0) return 0.0;
-  // Nothing is evicted while the data and the write fit in the L2 together; never more than
-  // the L2 holds, nor more than the data.
-  const std::int64_t evicted =
-      std::min({std::max<std::int64_t>(0, p.footprint_bytes + p.poisoned_bytes - p.l2_bytes),
-                p.l2_bytes, p.footprint_bytes});
-  return static_cast<double>(evicted) / copy_bytes_per_second * 1e6;
-}
-
-double reference_explains_us(const poisoned_launches& p) {
-  if (p.reference_hot_us <= 0.0 || p.reference_control_us.empty()) return 0.0;
-  const double lost = std::max(0.0, median(p.reference_control_us) - p.reference_hot_us);
-  return lost * std::max(1.0, p.hot_us / p.reference_hot_us);
-}
-
-std::optional<std::string> output_dependence(const poisoned_launches& p,
-                                             double copy_bytes_per_second) {
+std::optional<std::string> output_dependence(const poisoned_launches& p) {
   if (p.control_us.empty() || p.poisoned_us.empty()) return std::nullopt;
   const double control = median(p.control_us);
   const double poisoned = median(p.poisoned_us);
@@ -81,16 +64,14 @@ std::optional<std::string> output_dependence(const poisoned_launches& p,
         "{:.2f} us ({}, medians of {}): the work depends on what the outputs hold",
         poisoned, control, p.source, p.poisoned_us.size());
   }
-  if (p.hot_us <= 0.0 || p.source != "CUPTI kernel time") return std::nullopt;
-  const double explained =
-      std::max(cache_explains_us(p, copy_bytes_per_second), reference_explains_us(p));
-  if (control > p.hot_us * (1.0 + relative_slack) + explained + absolute_slack_us) {
+  if (p.hot_us <= 0.0 || p.paused_us.empty()) return std::nullopt;
+  const double paused = median(p.paused_us);
+  if (paused > p.hot_us * (1.0 + relative_slack) + absolute_slack_us) {
     return fmt::format(
-        "back to back a launch took {:.2f} us, after a write between launches {:.2f} us; the "
-        "cache explains at most {:.2f} us of that for {} bytes of data (the harness's own "
-        "streaming of them took {:.2f} us back to back, {:.2f} us after the write)",
-        p.hot_us, control, explained, p.footprint_bytes, p.reference_hot_us,
-        p.reference_control_us.empty() ? 0.0 : median(p.reference_control_us));
+        "back to back a launch took {:.2f} us, after launches on the same buffers and a pause of "
+        "{:.0f} us {:.2f} us (CUPTI kernel time, median of {}): the work depends on the time "
+        "since the last launch",
+        p.hot_us, p.pause_us, paused, p.paused_us.size());
   }
   return std::nullopt;
 }

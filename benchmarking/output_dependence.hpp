@@ -11,8 +11,9 @@ namespace blaster {
 
 // What the poisoned launches after a hot or graph timing measured: pairs of single launches,
 // one after a write of as many bytes as the outputs hold to a buffer of its own (control), one
-// after the run's poison over the outputs themselves (poisoned), each timed alone on the device,
-// beside the hot samples' own device time per launch.
+// after the run's poison over the outputs themselves (poisoned), each timed alone on the device;
+// then launches that follow launches on the same buffers after a pause (paused); beside the hot
+// samples' own device time per launch.
 struct poisoned_launches {
   std::string source{};               // "CUPTI kernel time" or "CUDA events"
   std::vector<double> control_us{};   // [microseconds] one per launch
@@ -21,18 +22,18 @@ struct poisoned_launches {
   // record is this launch's alone and fits inside them, the events' otherwise.
   std::vector<double> control_event_us{};
   std::vector<double> poisoned_event_us{};
-  double hot_us = 0.0;                // [microseconds] per launch; 0 when CUPTI saw nothing
+  double hot_us = 0.0;  // [microseconds] per launch; 0 when CUPTI saw nothing
   // [bytes] the task's buffers of one run of the plan, and what each poisoning writes to them;
   // the plan's scratch (poisoned too, and counted in the control's write) is the candidate's
-  // to size, so it widens no allowance here.
+  // to size.
   std::int64_t footprint_bytes = 0;
   std::int64_t poisoned_bytes = 0;
   std::int64_t l2_bytes = 0;
-  // The harness's stream reference over the same sets' task buffers (stream_reference.hpp),
-  // timed as the launches above are: back to back over the sets, and alone after a write of its
-  // outputs' bytes elsewhere. Empty where CUPTI saw nothing.
-  double reference_hot_us = 0.0;               // [microseconds] per launch
-  std::vector<double> reference_control_us{};  // [microseconds] one per launch
+  // [microseconds] launches each after launches of the plan on the same buffers and inputs and a
+  // pause of `pause_us` in which the harness runs nothing but a clock: the caches hold what they
+  // held back to back, and only the time since the last launch differs. CUPTI's records only.
+  std::vector<double> paused_us{};
+  double pause_us = 0.0;
 };
 
 nlohmann::json to_json(const poisoned_launches& p);
@@ -43,23 +44,10 @@ poisoned_launches poisoned_launches_from_json(const nlohmann::json& j);
 // the events' time otherwise. A record longer than the events cannot be this launch's alone.
 double one_launch_us(double event_us, double kernel_us, std::size_t seen, std::size_t planned);
 
-// [microseconds] the most a launch can slow down because a write of `poisoned_bytes` before it
-// evicted data that back-to-back launches would have found in the L2: the evictable data moved
-// once through DRAM at the copy bandwidth.
-double cache_explains_us(const poisoned_launches& p, double copy_bytes_per_second);
-
-// [microseconds] what the same write cost the harness's stream reference over the same buffers
-// (its launch after the write over its launches back to back), scaled up for a kernel slower
-// back to back than the reference: the caches' share measured on this device rather than
-// modelled. 0 where the reference was not timed.
-double reference_explains_us(const poisoned_launches& p);
-
 // A kernel whose work depends on what its outputs hold: slower when they hold poison than after
-// an equal write elsewhere, or slower after any write between launches than back to back by
-// more than the cache explains (the larger of the two accounts above). The evidence in one
-// line, or nothing.
-std::optional<std::string> output_dependence(const poisoned_launches& p,
-                                             double copy_bytes_per_second);
+// an equal write elsewhere; or on the time since its last launch: slower after a pause than back
+// to back, where nothing but the time differs. The evidence in one line, or nothing.
+std::optional<std::string> output_dependence(const poisoned_launches& p);
 
 // Launches on inputs the timing's process has not been timed on, after the timing, each the last
 // of a run of launches (worker/time_phase.cpp): first the timed draw of the case uploaded again

@@ -103,11 +103,16 @@ void poison(worker_context& w, check_buffers& b) {
 
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill) {
   restore_inout(w, b);
+  poison_outputs(w, b, fill, w.stream.get());
+}
+
+void poison_outputs(worker_context& w, const check_buffers& b, const pattern_fill& fill,
+                    CUstream stream) {
   for (const auto& [name, type] : b.output_types) {
     const cuda::guarded_buffer& buffer = b.buffers.at(name);
     const std::uint32_t word = repeated_word(poison_pattern(type, w.request.poison_seed),
                                              poison_width(type, buffer.bytes()));
-    fill(buffer.data(), buffer.bytes(), word, w.stream.get());
+    fill(buffer.data(), buffer.bytes(), word, stream);
   }
 }
 

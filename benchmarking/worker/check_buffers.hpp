@@ -49,6 +49,11 @@ void poison(worker_context& w, check_buffers& b);
 // The same bytes, written by the harness's fill kernel: what a timed comparison of launches
 // writes, so that its two sides do the same work before their launches.
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);
+// Outputs and scratch alone, by the fill kernel on `stream`: what a mode that poisons before
+// every launch puts before each launch of a run, where the inout buffers hold the run's own
+// inputs (another draw's, copied there).
+void poison_outputs(worker_context& w, const check_buffers& b, const pattern_fill& fill,
+                    CUstream stream);
 
 // [bytes] what poison() writes: every output, scratch and inout buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);

@@ -17,7 +17,6 @@
 #include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/sm_clock_probe.hpp"
 #include "benchmarking/stream_hold.hpp"
-#include "benchmarking/stream_reference.hpp"
 #include "benchmarking/worker/check_buffers.hpp"
 #include "benchmarking/worker/phase_handler.hpp"
 #include "benchmarking/worker/result_channel.hpp"
@@ -79,7 +78,7 @@ constexpr double hold_us = 200.0;
 
 // Launches of the plan in a run that ends with the one timed: `runway_launches` of `before`, then
 // what `between` puts on the stream (a copy), then `timed`; each launch after what `each` puts
-// there, as the mode's samples put it before theirs (an L2 flush). Where the mode's samples are
+// there, as the mode's samples put it before theirs (poison, a flush). Where the mode's samples are
 // replays of a CUDA graph the run is captured once as one and replayed, so that its launches
 // follow each other as closely as a sample's do: a kernel that tells a graph's launches from a
 // stream's by the time between them cannot tell here.
@@ -183,59 +182,13 @@ class launch_timer {
   cuda::event stop_;
 };
 
-// The stream reference's launches, timed as the candidate's are in the output-dependence check.
-constexpr int reference_pairs = 5;
-
-// The harness's stream reference over each set's task buffers (its inputs read, its outputs
-// written; never the plan's scratch, which a candidate sizes), timed back to back over the sets
-// and alone after a write of as many bytes elsewhere: what the caches alone cost a launch after
-// a write here. It runs after the candidate's poisoned launches, whose outputs it overwrites, and
-// before the last launch, which poisons them first.
-void time_reference(worker_context& w, const std::vector<check_buffers>& sets,
-                    const pattern_fill& fill, const cuda::device_buffer& elsewhere,
-                    kernel_recorder& recorder, poisoned_launches& p) {
-  std::vector<std::vector<stream_range>> reads(sets.size());
-  std::vector<std::vector<stream_range>> writes(sets.size());
-  for (std::size_t k = 0; k < sets.size(); ++k) {
-    for (const auto& b : w.task.buffers) {
-      const cuda::guarded_buffer& buffer = sets[k].buffers.at(b.name);
-      const stream_range range{.at = buffer.data(), .bytes = buffer.bytes()};
-      if (is_drawn(b.role)) reads[k].push_back(range);
-      if (is_checked(b.role)) writes[k].push_back(range);
-    }
-  }
-  if (reads.front().size() > stream_reference::max_ranges ||
-      writes.front().size() > stream_reference::max_ranges) {
-    return;
-  }
-  std::size_t written = 0;
-  for (const auto& range : writes.front()) written += range.bytes;
-  const stream_reference reference(w.request.arch, &*w.cache);
-  auto launch = [&](std::size_t k) {
-    reference(reads[k], writes[k], w.request.canary_pattern, w.stream.get());
-  };
-  // [microseconds] and count of the kernels recorded since the last call: the reference's alone,
-  // since the recorder leaves the fill out.
-  auto take = [&] {
-    w.stream.synchronize();
-    const int before = recorder.executions();
-    const double us = recorder.take_us();
-    return std::pair{us, recorder.executions() - before};
-  };
-  for (std::size_t k = 0; k < sets.size(); ++k) launch(k);  // one pass over the sets first
-  static_cast<void>(take());
-  const std::size_t hot = std::max<std::size_t>(6, 2 * sets.size());
-  for (std::size_t i = 0; i < hot; ++i) launch(i % sets.size());
-  if (const auto [us, count] = take(); count > 0) p.reference_hot_us = us / count;
-  for (int i = 0; i < reference_pairs; ++i) {
-    const std::size_t k = static_cast<std::size_t>(i) % sets.size();
-    fill(elsewhere.get(), std::min(written, elsewhere.bytes()), w.request.canary_pattern,
-         w.stream.get());
-    static_cast<void>(take());
-    launch(k);
-    if (const auto [us, count] = take(); count == 1) p.reference_control_us.push_back(us);
-  }
-}
+// Launches after a pause, each after launches on the same buffers, and how long the pause is:
+// longer than the timing's gaps between launches by far, and than the device copy of an input
+// set that the in-place run puts before its launch (a set moves at least as fast as the kernel
+// moves it), so that a kernel keyed on the time since its last launch is caught by one or the
+// other whatever its window.
+constexpr int paused_launches = 5;
+double pause_us_for(double hot_us) { return std::max(hold_us, 4.0 * hot_us); }
 
 // Launches on the timed check's inputs uploaded again before each, to time the unseen ones against.
 constexpr int seen_launches = 3;
@@ -253,10 +206,12 @@ constexpr int seen_launches = 3;
 // address, a launch count, the time since its last launch, the buffers its last launch used,
 // the state of the caches), answers an unseen draw from what it kept of the timed one: its
 // outputs' digests differ from those of the gate's run of that draw. One that keys by their
-// values does the work again there, and is slower. `each` is what the mode puts on the stream
-// before every launch of a sample (an L2 flush). It leaves `set` another draw's.
+// values does the work again there, and is slower. Every launch of a run follows what the mode
+// puts before each launch of a sample: the outputs poisoned, where the mode poisons before every
+// launch (a kernel that skips its work on written outputs finds poison here as it does there),
+// then `flush`, where the mode flushes the L2. It leaves `set` another draw's.
 void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
-                        const timing_mode_traits& mode, const enqueue_fn& each,
+                        const timing_mode_traits& mode, const enqueue_fn& flush,
                         const gate_check& timed, check_buffers& set, const launch_sequence& launch,
                         kernel_recorder& recorder, timing_checks& checks) {
   std::vector<std::size_t> others;
@@ -277,6 +232,16 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
   poison(w, runway_set);
   const launch_sequence runway(plan, *w.module, runway_set.pointers);
   settle(w);
+  enqueue_fn each;
+  if (mode.checks_every_sample || flush) {
+    each = [&](CUstream s) {
+      if (mode.checks_every_sample) {
+        poison_outputs(w, set, fill, s);
+        poison_outputs(w, runway_set, fill, s);
+      }
+      if (flush) flush(s);
+    };
+  }
   launch_timer timer(w, recorder, launch.size());
   const bool as_graph = mode.replays_graph && timer.recorded();
   const launch_run elsewhere(w.stream, runway, {}, launch, each, as_graph);
@@ -453,17 +418,27 @@ timing_answer run_timing(worker_context& w) {
       p.poisoned_us.push_back(alone(launches[k], &p.poisoned_event_us));
       if (!checks.poisoned_stale) checks.poisoned_stale = stale_set(k);
     }
-    if (alone.recorded()) time_reference(w, sets, fill, elsewhere, recorder, p);
+    // Then the same buffers and inputs as the launches before, a pause later: the caches hold
+    // what they held back to back, so an honest launch takes the hot time.
+    if (alone.recorded() && p.hot_us > 0.0) {
+      const stream_hold hold(w.request.arch, &*w.cache);
+      p.pause_us = pause_us_for(p.hot_us);
+      for (int i = 0; i < paused_launches; ++i) {
+        const launch_sequence& same = launches[static_cast<std::size_t>(i) % sets.size()];
+        const launch_run paused(
+            w.stream, same, [&](CUstream s) { hold(p.pause_us, s); }, same, {}, false);
+        p.paused_us.push_back(alone.after(hold, paused));
+      }
+    }
     checks.poisoned = std::move(p);
   }
   // And once more after the last sample, one launch on poisoned outputs.
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  // In cold mode each launch of those runs follows a flush of the L2, as each sample's does.
-  enqueue_fn before_each;
-  if (flush) before_each = [&](CUstream s) { (*flush)(s); };
-  time_unseen_inputs(w, plan, mode, before_each, check, sets.front(), launches.front(), recorder,
+  enqueue_fn flush_l2;
+  if (flush) flush_l2 = [&](CUstream s) { (*flush)(s); };
+  time_unseen_inputs(w, plan, mode, flush_l2, check, sets.front(), launches.front(), recorder,
                      checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }

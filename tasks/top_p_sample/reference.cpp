@@ -4,8 +4,8 @@
 // times the nucleus's sum (the nucleus's last token if none does, as with u = 1).
 //
 // A kernel sums probabilities in fp32, in its own order: where u, or p, lies within `boundary` of
-// a running sum, the float64 answer and its neighbour across that boundary are both right. The
-// other one is the row's alternative.
+// a running sum, the float64 answer and the token across the nearest such boundary are both
+// right. The other one is the row's alternative.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -18,8 +18,9 @@ namespace blaster {
 namespace {
 
 // [probability] How near each other a threshold and a running sum must lie to be a tie: 2^-14,
-// some 500 fp32 rounding steps of 1, far above what summing 128256 probabilities in fp32 loses
-// and far below the probability of most tokens a sample can land on.
+// some 500 fp32 rounding steps of 1, far above what summing 128256 probabilities in fp32 loses.
+// It is not below every token's probability: at the end of a 128256-token nucleus tokens of
+// 2^-16 are common, and the nearest boundary, not the first, is the one a kernel crosses.
 constexpr double boundary = 1.0 / 16384.0;
 
 // The position in the nucleus order[0, n) of the sample for threshold u * (the nucleus's sum).
@@ -66,20 +67,24 @@ void top_p_sample_reference(const reference_context& io) {
       const std::size_t k = sample(running, n, draw);
       const auto out = static_cast<std::size_t>(t);
       token[out] = static_cast<double>(order[k]);
-      // The neighbour across a boundary the threshold lies on, else the other nucleus's sample
-      // where p lies on one.
+      // The token across the nearest boundary within reach of a kernel's rounding: the
+      // threshold's between two running sums, or p's, which makes the nucleus one token shorter
+      // or longer. Near the end of a large vocabulary's nucleus several running sums lie within
+      // `boundary`; a kernel's sum strays across the nearest one.
       const double threshold = draw * running[n - 1];
       std::size_t other = k;
-      if (k + 1 < n && running[k] - threshold < boundary) {
-        other = k + 1;  // summed a little short, a kernel steps past k
-      } else if (k > 0 && threshold - running[k - 1] < boundary) {
-        other = k - 1;
-      } else {
-        for (const double level : {p - boundary, p + boundary}) {
-          const std::size_t m = nucleus_end(level);
-          if (m != n) other = sample(running, m, draw);
+      double nearest = boundary;
+      auto consider = [&](double distance, std::size_t position) {
+        if (position != k && distance < nearest) {
+          nearest = distance;
+          other = position;
         }
-      }
+      };
+      // Summed a little short, a kernel steps past k; a little over, it stops before.
+      if (k + 1 < n) consider(running[k] - threshold, k + 1);
+      if (k > 0) consider(threshold - running[k - 1], k - 1);
+      if (n > 1) consider(p - running[n - 2], sample(running, n - 1, draw));
+      if (n < vocabulary) consider(running[n - 1] - p, sample(running, n + 1, draw));
       if (other != k) alternative[out] = static_cast<double>(order[other]);
     }
   });

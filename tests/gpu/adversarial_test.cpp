@@ -284,8 +284,10 @@ TEST(AdversarialGpu, KernelsThatRememberTheirInputsAreRejected) {
 // sample's flush. Each is rejected by its outputs on a draw it was not timed on, from the run
 // that its key cannot tell from the timing's: in place (the other draw copied over the timed
 // buffers right after launches there) or after launches elsewhere (a graph's run in graph mode,
-// and in cold mode every launch after a flush). In hot mode at 1024 tokens, in graph mode at one
-// token (graph-mode samples are what the third keys on) and in cold mode at 1024 tokens.
+// and in cold mode every launch after a flush). Two whose window is shorter than that copy give
+// the right answer there, and are slower after launches on the same buffers and a pause than back
+// to back. In hot mode at 1024 tokens, in graph mode at one token (graph-mode samples are what
+// the third keys on) and in cold mode at 1024 tokens.
 TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
   BLASTER_REQUIRE_GPU();
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
@@ -294,7 +296,12 @@ TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
       {"trusts_scales_on_the_same_buffers", "in place"},
       {"trusts_scales_of_recent_buffers", "in place"},
       {"trusts_scales_in_a_graph", "after launches elsewhere"},
-      {"trusts_scales_when_cold", "in place"}};
+      {"trusts_scales_when_cold", "in place"},
+      // Windows shorter than the in-place run's copy: the launches after a pause catch them, or
+      // the run in place where the copy is quicker than their window.
+      {"trusts_scales_right_after_itself", "after a pause"},
+      {"trusts_scales_at_its_own_pace", "after a pause"}};
+  int caught_after_a_pause = 0;
   struct timed_run {
     std::string timed_case;
     timing_mode mode;
@@ -303,7 +310,8 @@ TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
   const std::vector<timed_run> runs = {
       {"t1024",
        timing_mode::hot,
-       {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers"}},
+       {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers",
+        "trusts_scales_right_after_itself", "trusts_scales_at_its_own_pace"}},
       {"t1",
        timing_mode::graph,
        {"trusts_scales_on_the_same_buffers", "trusts_scales_of_recent_buffers",
@@ -333,11 +341,18 @@ TEST(AdversarialGpu, KernelsWithAShortcutForRunsOfLaunchesAreRejected) {
       }
       EXPECT_EQ(r.reason, reason_code::stale_in_timing) << r.label << ": " << evidence;
       const std::string& run = caught_in.at(r.candidate);
+      if (run == "after a pause") {
+        const bool paused = r.message.find("and a pause of") != std::string::npos;
+        caught_after_a_pause += paused ? 1 : 0;
+        EXPECT_TRUE(paused || !r.unseen->differing.empty()) << r.label << ": " << evidence;
+        continue;
+      }
       EXPECT_TRUE(std::any_of(r.unseen->differing.begin(), r.unseen->differing.end(),
                               [&](const std::string& d) { return d.ends_with(run); }))
           << r.label << " was not caught " << run << ": " << evidence;
     }
   }
+  EXPECT_GE(caught_after_a_pause, 1) << "no cheat was caught by its launches after a pause";
 }
 
 // --sanitize finds what no output shows: a warp that reads its neighbour's shared memory with no

@@ -106,7 +106,10 @@ TEST_F(BenchRmsnormGpu, OptimizedCandidatePassesEveryCaseAndBeatsTheBaseline) {
     ASSERT_TRUE(r.poisoned) << r.label;
     EXPECT_EQ(r.poisoned->poisoned_us.size(), 10U) << r.label;
     EXPECT_EQ(r.poisoned->control_us.size(), 10U) << r.label;
-    EXPECT_FALSE(output_dependence(*r.poisoned, m.copy.bytes_per_second)) << r.label;
+    EXPECT_FALSE(output_dependence(*r.poisoned)) << r.label;
+    // And launches after a pause on the same buffers, each as fast as back to back.
+    EXPECT_EQ(r.poisoned->paused_us.size(), 5U) << r.label;
+    EXPECT_GE(r.poisoned->pause_us, 200.0) << r.label;
     // CUPTI saw exactly the plan's one kernel, once per launch, and its device time fits
     // inside the events around it.
     const cupti_account& cupti = r.timing->cupti;

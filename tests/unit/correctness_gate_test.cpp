@@ -497,7 +497,7 @@ TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAn
   worker_request request;
   request.phase = worker_phase::time;
   const timing_outcome honest =
-      run_timing(data, request, launcher, std::chrono::milliseconds(10'000), 4e12);
+      run_timing(data, request, launcher, std::chrono::milliseconds(10'000));
   EXPECT_EQ(kept.started(), 1);
   EXPECT_EQ(honest.reason, reason_code::none) << honest.message;
   ASSERT_TRUE(honest.poisoned.has_value());
@@ -513,13 +513,13 @@ TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {
   const worker_launcher with_kept{
       .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = &kept};
   const timing_outcome cheat =
-      run_timing(data, request, with_kept, std::chrono::milliseconds(10'000), 4e12);
+      run_timing(data, request, with_kept, std::chrono::milliseconds(10'000));
   EXPECT_EQ(cheat.reason, reason_code::stale_in_timing);
   EXPECT_NE(cheat.message.find("41.00 us"), std::string::npos) << cheat.message;
   // Without a kept worker there is no second opinion: bench's own fresh worker decides.
   const worker_launcher fresh{
       .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = nullptr};
-  EXPECT_EQ(run_timing(data, request, fresh, std::chrono::milliseconds(10'000), 4e12).reason,
+  EXPECT_EQ(run_timing(data, request, fresh, std::chrono::milliseconds(10'000)).reason,
             reason_code::stale_in_timing);
 }
 
@@ -550,7 +550,7 @@ TEST_F(GateData, LaunchesOnTheCasesOtherDrawsMustGiveTheirOwnAnswersInTheirUsual
                                    .visible = {},
                                    .lane = 0,
                                    .kept = nullptr};
-    return run_timing(data, request, launcher, std::chrono::milliseconds(10'000), 4e12);
+    return run_timing(data, request, launcher, std::chrono::milliseconds(10'000));
   };
   unseen_inputs even{.source = "CUPTI kernel time",
                      .seen_us = {6.0, 6.1, 6.0},

@@ -73,8 +73,8 @@ poisoned_launches poisoned() {
           .footprint_bytes = 1 << 20,
           .poisoned_bytes = 1 << 19,
           .l2_bytes = 60 << 20,
-          .reference_hot_us = 9.7,
-          .reference_control_us = {10.3, 10.4}};
+          .paused_us = {9.9, 9.8},
+          .pause_us = 200.0};
 }
 
 check_evidence evidence() {
@@ -280,14 +280,15 @@ TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
   expect_round_trip(*profiled().diagnosis, counter_diagnosis_from_json);
 }
 
-// A record of poisoned launches written before the stream reference was timed reads without it.
-TEST(ResultModel, PoisonedLaunchesRecordedWithoutTheReferenceRead) {
+// A record of poisoned launches written before launches after a pause were timed reads without
+// them, and judges nothing by them.
+TEST(ResultModel, PoisonedLaunchesRecordedWithoutPausedLaunchesRead) {
   json j = to_json(poisoned());
-  j.erase("reference_hot_us");
-  j.erase("reference_control_us");
+  j.erase("paused_us");
+  j.erase("pause_us");
   const poisoned_launches p = poisoned_launches_from_json(j);
-  EXPECT_EQ(p.reference_hot_us, 0.0);
-  EXPECT_TRUE(p.reference_control_us.empty());
+  EXPECT_TRUE(p.paused_us.empty());
+  EXPECT_EQ(p.pause_us, 0.0);
   EXPECT_EQ(p.control_us, poisoned().control_us);
 }
 

@@ -23,12 +23,11 @@ struct sampled {
   double alternative;  // NaN: none
 };
 
-// Logits log(1, 4, 2, 1): probabilities 1/8, 1/2, 1/4, 1/8, so the order is ids 1, 2, 0, 3 (the
-// tie in id order) with running sums 1/2, 3/4, 7/8, 1.
-sampled run(double p, double u) {
+sampled run(const std::vector<double>& logits, double p, double u) {
   const task_spec task = load_task(std::string(BLASTER_SOURCE_DIR) + "/tasks/top_p_sample");
-  const task_case c{.name = "hand", .note = "", .values = {{"T", 1}, {"V", 4}, {"p", p}}};
-  const std::vector<double> logits = {0.0, std::log(4.0), std::log(2.0), 0.0};
+  const task_case c{.name = "hand",
+                    .note = "",
+                    .values = {{"T", 1}, {"V", static_cast<double>(logits.size())}, {"p", p}}};
   const std::vector<double> draw = {u};
   std::vector<double> token = {-1.0};
   std::vector<double> alternative = {std::numeric_limits<double>::quiet_NaN()};
@@ -40,6 +39,10 @@ sampled run(double p, double u) {
   find_reference(task.reference)(io);
   return {token[0], alternative[0]};
 }
+
+// Logits log(1, 4, 2, 1): probabilities 1/8, 1/2, 1/4, 1/8, so the order is ids 1, 2, 0, 3 (the
+// tie in id order) with running sums 1/2, 3/4, 7/8, 1.
+sampled run(double p, double u) { return run({0.0, std::log(4.0), std::log(2.0), 0.0}, p, u); }
 
 TEST(TopPSampleReference, TheFirstNucleusTokenWhoseRunningSumExceedsUTimesTheNucleus) {
   // p = 0.8: the nucleus is ids 1, 2, 0 (7/8 is the first sum to reach it).
@@ -72,6 +75,29 @@ TEST(TopPSampleReference, POnARunningSumAllowsTheOtherNucleussSample) {
   const sampled s = run(0.75, 0.9);
   EXPECT_EQ(s.token, 2.0);
   EXPECT_EQ(s.alternative, 0.0);
+}
+
+// Probabilities 1/2, 1/4 and 2^14 tokens of e = 2^-16 (as at the end of a 128256-token nucleus):
+// running sums 1/2, 3/4, then 3/4 + j e for token j + 1. Every boundary lies within reach of
+// another, and a kernel's fp32 sum strays across the nearest one.
+TEST(TopPSampleReference, WhereSeveralBoundariesLieNearTheThresholdTheNearestOneCounts) {
+  constexpr double e = 1.0 / 65536.0;
+  std::vector<double> logits(2 + 16384, 0.0);
+  logits[0] = 15.0 * std::log(2.0);
+  logits[1] = 14.0 * std::log(2.0);
+  // p = 7/8 + e/2, between two running sums: the nucleus ends at token 2^13 + 2, mass 7/8 + e.
+  const double p = 0.875 + e / 2.0;
+  const double mass = 0.875 + e;
+  // The threshold a quarter step above 13/16, the running sum at token 4097: the sample is token
+  // 4098 (its sum 13/16 + e is the first above), and the boundary a quarter step below is nearer
+  // than the one three quarters above, and nearer than p's half steps.
+  const sampled low = run(logits, p, (0.8125 + e / 4.0) / mass);
+  EXPECT_EQ(low.token, 4098.0);
+  EXPECT_EQ(low.alternative, 4097.0);
+  // Three quarters above: the boundary above is the nearer.
+  const sampled high = run(logits, p, (0.8125 + 3.0 * e / 4.0) / mass);
+  EXPECT_EQ(high.token, 4098.0);
+  EXPECT_EQ(high.alternative, 4099.0);
 }
 
 // The gate hands the reference an alternative per element of an integer output, NaN unless the
