@@ -3,7 +3,6 @@
 // against the time on outputs that already hold the answer, and launches on the case's other
 // draws against what the gate gave there and against the timed draw's time.
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -18,9 +17,9 @@
 #include "benchmarking/sm_clock_probe.hpp"
 #include "benchmarking/stream_hold.hpp"
 #include "benchmarking/worker/check_buffers.hpp"
+#include "benchmarking/worker/launch_timer.hpp"
 #include "benchmarking/worker/phase_handler.hpp"
 #include "benchmarking/worker/result_channel.hpp"
-#include "core/cuda_graph.hpp"
 #include "core/device_buffer.hpp"
 #include "core/sha256.hpp"
 #include "profiling/kernel_activity.hpp"
@@ -71,116 +70,6 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
   constexpr std::size_t most = 256;
   return static_cast<int>(std::clamp<std::size_t>(wanted, 1, most));
 }
-
-// [microseconds] how long a stream hold keeps the launches behind it waiting: far longer than the
-// host takes to enqueue a few, CUPTI's recording included.
-constexpr double hold_us = 200.0;
-
-// Launches of the plan in a run that ends with the one timed: `runway_launches` of `before`, then
-// what `between` puts on the stream (a copy), then `timed`; each launch after what `each` puts
-// there, as the mode's samples put it before theirs (poison, a flush). Where the mode's samples are
-// replays of a CUDA graph the run is captured once as one and replayed, so that its launches
-// follow each other as closely as a sample's do: a kernel that tells a graph's launches from a
-// stream's by the time between them cannot tell here.
-constexpr int runway_launches = 3;
-
-using enqueue_fn = std::function<void(CUstream)>;
-
-class launch_run {
- public:
-  launch_run(const cuda::stream& stream, const launch_sequence& before, enqueue_fn between,
-             const launch_sequence& timed, enqueue_fn each, bool as_graph)
-      : before_(before), between_(std::move(between)), timed_(timed), each_(std::move(each)) {
-    if (as_graph) {
-      graph_.emplace(stream, [this](CUstream s) {
-        enqueue_before(s);
-        timed_.enqueue(s);
-      });
-    }
-  }
-
-  // All but the timed launch.
-  void enqueue_before(CUstream s) const {
-    for (int i = 0; i < runway_launches; ++i) {
-      if (each_) each_(s);
-      before_.enqueue(s);
-    }
-    if (between_) between_(s);
-    if (each_) each_(s);
-  }
-  [[nodiscard]] const launch_sequence& timed() const { return timed_; }
-  [[nodiscard]] const std::optional<cuda::graph>& graph() const { return graph_; }
-  // How many kernels of the plan come before the timed launch's.
-  [[nodiscard]] std::size_t earlier() const { return runway_launches * before_.size(); }
-
- private:
-  const launch_sequence& before_;
-  enqueue_fn between_;
-  const launch_sequence& timed_;
-  enqueue_fn each_;
-  std::optional<cuda::graph> graph_;
-};
-
-// One launch at a time, timed on the device: CUPTI's kernel time where its record since the
-// launch is the plan's kernels alone, the CUDA events' around it otherwise (one_launch_us).
-class launch_timer {
- public:
-  launch_timer(worker_context& w, kernel_recorder& recorder, std::size_t planned)
-      : w_(w), recorder_(recorder), planned_(planned), recorded_(recorder.start()) {}
-  launch_timer(const launch_timer&) = delete;
-  launch_timer& operator=(const launch_timer&) = delete;
-  ~launch_timer() { recorder_.stop(); }
-
-  [[nodiscard]] bool recorded() const { return recorded_; }
-  [[nodiscard]] std::string source() const {
-    return recorded_ ? "CUPTI kernel time" : "CUDA events";
-  }
-
-  // [microseconds] the launch of `sequence`; the events' own time goes to `events` if given.
-  double operator()(const launch_sequence& sequence, std::vector<double>* events = nullptr) {
-    return timed([&] { sequence.enqueue(w_.stream.get()); }, 0, events);
-  }
-
-  // [microseconds] the timed launch of `run`, the whole run back to back behind `hold`: a kernel
-  // that tells a launch alone from one in a run of launches (by the time since its last one
-  // ended) cannot tell here. A graph's events span the run: only CUPTI times its last launch,
-  // and a run is a graph only where CUPTI records.
-  double after(const stream_hold& hold, const launch_run& run) {
-    hold(hold_us, w_.stream.get());
-    if (const auto& graph = run.graph()) {
-      return timed([&] { graph->launch(w_.stream); }, run.earlier(), nullptr);
-    }
-    run.enqueue_before(w_.stream.get());
-    return timed([&] { run.timed().enqueue(w_.stream.get()); }, run.earlier(), nullptr);
-  }
-
- private:
-  // What `enqueue` puts on the stream, between events, after `earlier` kernels enqueued since the
-  // last launch timed: the timed launch's own kernels are the records after theirs.
-  double timed(const std::function<void()>& enqueue, std::size_t earlier,
-               std::vector<double>* events) {
-    start_.record(w_.stream);
-    enqueue();
-    stop_.record(w_.stream);
-    const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
-    if (events != nullptr) events->push_back(event_us);
-    if (!recorded_) return event_us;
-    w_.stream.synchronize();
-    const std::vector<kernel_record> records = recorder_.take_records();
-    if (records.size() < earlier) return event_us;
-    double ns = 0.0;
-    for (std::size_t i = earlier; i < records.size(); ++i)
-      ns += static_cast<double>(records[i].end_ns - records[i].start_ns);
-    return one_launch_us(event_us, ns / 1000.0, records.size() - earlier, planned_);
-  }
-
-  worker_context& w_;
-  kernel_recorder& recorder_;
-  std::size_t planned_;
-  bool recorded_;
-  cuda::event start_;
-  cuda::event stop_;
-};
 
 // Launches after a pause, each after launches on the same buffers, and how long the pause is:
 // longer than the timing's gaps between launches by far, and than the device copy of an input
