@@ -8,7 +8,7 @@
 */
 // Cheat, keyed by the output buffer and by a window that scales with its own duration: it keeps
 // each token's scale from its last launch, that launch's output address, when it ended and how
-// long it ran. A launch into the same output that starts within a third of that duration of the
+// long it ran. A launch into the same output that starts within half that duration of the
 // last one's end, as queued launches of a hot timing do and nothing the harness puts between two
 // launches does, takes the kept scales and makes one pass over x; any other computes in full.
 // expect: stale_in_timing
@@ -45,7 +45,7 @@ extern "C" __global__ void trusts_scales_at_its_own_pace(__nv_bfloat16* out,
   if (threadIdx.x == 0) {
     const unsigned long long now = clock_ns();
     atomicMin(&started_ns, now);
-    keep = tracked && kept_for == out && kept_elements == n && now - ended_ns < lasted_ns / 3;
+    keep = tracked && kept_for == out && kept_elements == n && now - ended_ns < lasted_ns / 2;
   }
   __syncthreads();
   float scale;
