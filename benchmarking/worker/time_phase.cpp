@@ -72,10 +72,11 @@ int rotation_copies(const check_buffers& one, std::int64_t l2_bytes) {
 }
 
 // Launches after a pause, each after launches on the same buffers, and how long the pause is:
-// longer than the timing's gaps between launches by far, and than the device copy of an input
-// set that the in-place run puts before its launch (a set moves at least as fast as the kernel
-// moves it), so that a kernel keyed on the time since its last launch is caught by one or the
-// other whatever its window.
+// longer than the timing's gaps between launches by far, and than the device copy of the inputs
+// that the in-place run puts before its launch. A kernel no faster than its roofline floor takes
+// at least half as long as that copy (which reads and writes the inputs once; the kernel reads
+// them and writes its outputs), so four times its hot time exceeds it, and a kernel keyed on the
+// time since its last launch is caught by the one or the other whatever its window.
 constexpr int paused_launches = 5;
 double pause_us_for(double hot_us) { return std::max(hold_us, 4.0 * hot_us); }
 
