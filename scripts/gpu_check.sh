@@ -7,6 +7,13 @@
 #   scripts/gpu_check.sh copy             PyTorch's 2 GiB copy and blaster's memory ceilings
 #   scripts/gpu_check.sh bench [TASK...]  `blaster bench --json` of each core10 task (default all),
 #                                         the canonical case, and relu's and matvec's large ones
+#   scripts/gpu_check.sh ncu              `blaster profile --ncu` of rmsnorm_vec_regs,
+#                                         layernorm_resident and matmul_smallk_mma: every counter
+#                                         beside Nsight Compute's, and the farthest apart
+#   scripts/gpu_check.sh gaps [NAME...]   `blaster bench --confirm --profile` of the core10 cases
+#                                         furthest from their goals, each with its diagnosis lines
+#                                         (matmul, matmul-large, layernorm, softmax-large,
+#                                         cross-entropy-large; a large case takes about 5 minutes)
 #
 # Results go to $OUT (default ./gpu-check), one JSON per bench, and a table per step on stdout.
 set -euo pipefail
@@ -16,6 +23,10 @@ out=${OUT:-gpu-check}
 mkdir -p "$out"
 step=${1:-}
 shift || true
+
+usage() {  # the header comment
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
+}
 
 summarize() {  # bench JSON files -> one line per variant
   python3 - "$@" <<'EOF'
@@ -87,8 +98,43 @@ EOF
     done
     summarize "${files[@]}"
     ;;
+  ncu)
+    for task_candidate in rmsnorm/rmsnorm_vec_regs layernorm/layernorm_resident \
+      matmul_smallk/matmul_smallk_mma; do
+      task=${task_candidate%%/*}
+      build/blaster profile --task "$task" --candidate "kernels/$task_candidate.cu" --ncu \
+        >"$out/ncu-$task.txt" 2>&1 || true
+      echo "== $task_candidate"
+      grep -E "diagnosis|counters beside|apart" "$out/ncu-$task.txt" || tail -3 "$out/ncu-$task.txt"
+    done
+    ;;
+  gaps)
+    names=("$@")
+    ((${#names[@]} > 0)) || names=(matmul matmul-large layernorm softmax-large cross-entropy-large)
+    for name in "${names[@]}"; do
+      case "$name" in
+        matmul) args=(--task matmul_smallk) ;;
+        matmul-large) args=(--task matmul_smallk --case large) ;;
+        layernorm) args=(--task layernorm) ;;
+        softmax-large) args=(--task softmax --case large) ;;
+        cross-entropy-large) args=(--task cross_entropy --case large) ;;
+        *)
+          echo "gpu_check.sh gaps: no case named $name (see --help)" >&2
+          exit 2
+          ;;
+      esac
+      build/blaster bench "${args[@]}" --confirm --confirm-best 2 --profile \
+        >"$out/gaps-$name.txt" 2>&1 || true
+      echo "== $name"
+      grep -E "^(candidate|init|memory ceilings|[a-z_]+\[)|diagnosis|A/A" "$out/gaps-$name.txt" ||
+        tail -3 "$out/gaps-$name.txt"
+    done
+    ;;
+  -h | --help)
+    usage
+    ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    usage
     exit 2
     ;;
 esac
