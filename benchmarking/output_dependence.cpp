@@ -27,9 +27,6 @@ nlohmann::json to_json(const poisoned_launches& p) {
           {"control_event_us", p.control_event_us},
           {"poisoned_event_us", p.poisoned_event_us},
           {"hot_us", p.hot_us},
-          {"footprint_bytes", p.footprint_bytes},
-          {"poisoned_bytes", p.poisoned_bytes},
-          {"l2_bytes", p.l2_bytes},
           {"paused_us", p.paused_us},
           {"pause_us", p.pause_us}};
 }
@@ -41,9 +38,6 @@ poisoned_launches poisoned_launches_from_json(const nlohmann::json& j) {
           .control_event_us = j.value("control_event_us", std::vector<double>()),
           .poisoned_event_us = j.value("poisoned_event_us", std::vector<double>()),
           .hot_us = j.at("hot_us").get<double>(),
-          .footprint_bytes = j.at("footprint_bytes").get<std::int64_t>(),
-          .poisoned_bytes = j.at("poisoned_bytes").get<std::int64_t>(),
-          .l2_bytes = j.at("l2_bytes").get<std::int64_t>(),
           .paused_us = j.value("paused_us", std::vector<double>()),
           .pause_us = j.value("pause_us", 0.0)};
 }

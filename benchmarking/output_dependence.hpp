@@ -23,12 +23,6 @@ struct poisoned_launches {
   std::vector<double> control_event_us{};
   std::vector<double> poisoned_event_us{};
   double hot_us = 0.0;  // [microseconds] per launch; 0 when CUPTI saw nothing
-  // [bytes] the task's buffers of one run of the plan, and what each poisoning writes to them;
-  // the plan's scratch (poisoned too, and counted in the control's write) is the candidate's
-  // to size.
-  std::int64_t footprint_bytes = 0;
-  std::int64_t poisoned_bytes = 0;
-  std::int64_t l2_bytes = 0;
   // [microseconds] launches each after launches of the plan on the same buffers and inputs and a
   // pause of `pause_us` in which the harness runs nothing but a clock: the caches hold what they
   // held back to back, and only the time since the last launch differs. CUPTI's records only.

@@ -129,11 +129,6 @@ std::size_t footprint_bytes(const check_buffers& b) {
   return bytes - scratch_bytes(b);
 }
 
-// Scratch is poisoned with the outputs.
-std::size_t poisoned_task_bytes(const check_buffers& b) {
-  return poisoned_bytes(b) - scratch_bytes(b);
-}
-
 std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b) {
   std::vector<canary_hit> hits;
   for (const auto& [name, buffer] : b.buffers) {

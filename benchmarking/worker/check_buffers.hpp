@@ -57,11 +57,10 @@ void poison_outputs(worker_context& w, const check_buffers& b, const pattern_fil
 
 // [bytes] what poison() writes: every output, scratch and inout buffer of a set.
 std::size_t poisoned_bytes(const check_buffers& b);
-// [bytes] the task's buffers of a set, and of them the ones poison() writes: never the plan's
-// scratch. The candidate sizes its scratch, so nothing the timing infers about the caches (how
-// many sets span the L2, what a write between launches may evict) may grow with it.
+// [bytes] the task's buffers of a set: never the plan's scratch. The candidate sizes its
+// scratch, so nothing the timing infers about the caches (how many sets span the L2) may grow
+// with it.
 std::size_t footprint_bytes(const check_buffers& b);
-std::size_t poisoned_task_bytes(const check_buffers& b);
 
 // The canaries that changed, each with its buffer and byte offset.
 std::vector<canary_hit> changed_canaries(const worker_context& w, const check_buffers& b);

@@ -290,10 +290,7 @@ timing_answer run_timing(worker_context& w) {
     launch_timer alone(w, recorder, plan.launches.size());
     poisoned_launches p{
         .source = alone.source(),
-        .hot_us = timing.cupti.kernel_us,
-        .footprint_bytes = static_cast<std::int64_t>(footprint_bytes(sets.front())),
-        .poisoned_bytes = static_cast<std::int64_t>(poisoned_task_bytes(sets.front())),
-        .l2_bytes = device.l2_bytes};
+        .hot_us = timing.cupti.kernel_us};
     // Both writes are the same kernel's, finished before their launch is enqueued. Written by
     // the driver's memsets (of two widths, on two kinds of memory), an honest kernel's launches
     // on poisoned outputs took four times its time on the H200, in CUPTI's record and in the

@@ -70,9 +70,6 @@ poisoned_launches poisoned() {
           .control_event_us = {10.4, 10.5},
           .poisoned_event_us = {10.6, 10.3},
           .hot_us = 9.8,
-          .footprint_bytes = 1 << 20,
-          .poisoned_bytes = 1 << 19,
-          .l2_bytes = 60 << 20,
           .paused_us = {9.9, 9.8},
           .pause_us = 200.0};
 }

@@ -116,9 +116,6 @@ poisoned_launches launches(double control, double poisoned, double hot, double p
           .control_us = std::vector<double>(10, control),
           .poisoned_us = std::vector<double>(10, poisoned),
           .hot_us = hot,
-          .footprint_bytes = 268 * MB,
-          .poisoned_bytes = 134 * MB,
-          .l2_bytes = l2,
           .paused_us = std::vector<double>(5, paused),
           .pause_us = 280.0};
 }
