@@ -14,6 +14,16 @@
 #                                         furthest from their goals, each with its diagnosis lines
 #                                         (matmul, matmul-large, layernorm, softmax-large,
 #                                         cross-entropy-large; a large case takes about 5 minutes)
+#   scripts/gpu_check.sh tune [TASK...]   `blaster tune` of each infer task's candidates at the
+#                                         suite's cases (default: the tasks with no table for this
+#                                         GPU), into kernels/<task>/tuned/ and $OUT/tuned.tar; on
+#                                         the build machine, `tar xf tuned.tar` in the checkout
+#                                         takes the tables in
+#   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer` for at
+#                                         most $LIMIT seconds (default 540), its home in
+#                                         $OUT/infer-i.tar; given that tar again, a stopped shard
+#                                         resumes at the case it was in. On the build machine,
+#                                         `blaster merge` the shards' homes, then `portfolio`
 #
 # Results go to $OUT (default ./gpu-check), one JSON per bench, and a table per step on stdout.
 set -euo pipefail
@@ -129,6 +139,49 @@ EOF
       grep -E "^(candidate|init|memory ceilings|[a-z_]+\[)|diagnosis|A/A" "$out/gaps-$name.txt" ||
         tail -3 "$out/gaps-$name.txt"
     done
+    ;;
+  tune)
+    tasks=("$@")
+    if ((${#tasks[@]} == 0)); then
+      device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' _) ||
+        true
+      for task in gemv logits_topk top_p_sample decode_attention moe_route kv_append \
+        per_token_quant embedding_gather rms_norm fused_add_rms_norm rope swiglu; do
+        compgen -G "kernels/$task/tuned/*/*device_name=$device,*" >/dev/null || tasks+=("$task")
+      done
+    fi
+    for task in "${tasks[@]}"; do
+      cases=$(python3 -c 'import json, sys
+suite = json.load(open("portfolio/suites/infer.json"))
+print(",".join(c["case"] for e in suite["entries"] if e["task"] == sys.argv[1] for c in e["cases"]))' \
+        "$task")
+      # The symbol a table's entries are keyed by: tokens, but a GEMV's rows and attention's
+      # sequences.
+      case "$task" in
+        gemv) size=M ;;
+        decode_attention) size=B ;;
+        *) size=T ;;
+      esac
+      for candidate in "kernels/$task"/*.cu; do
+        name=$(basename "$candidate" .cu)
+        build/blaster tune --task "$task" --candidate "$candidate" --cases "$cases" --size "$size" \
+          >"$out/tune-$name.txt" 2>&1 || true
+        echo "== $task/$name at $cases"
+        grep -vE "^blaster: " "$out/tune-$name.txt" | head -40 || true
+      done
+    done
+    tar cf "$out/tuned.tar" kernels/*/tuned
+    ;;
+  infer)
+    shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4"}
+    i=${shard%%/*}
+    home=$(mktemp -d)
+    [[ -n ${2:-} ]] && tar xf "$2" -C "$home"
+    # Stopped at its limit, the portfolio resumes from its store when started again.
+    timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio --suite infer --shard "$shard" \
+      --out "$out/infer-$i" >"$out/infer-$i.txt" 2>&1 || true
+    tar cf "$out/infer-$i.tar" -C "$home" .
+    grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
     ;;
   -h | --help)
     usage
