@@ -16,13 +16,13 @@
 #                                         cross-entropy-large; a large case takes about 5 minutes)
 #   scripts/gpu_check.sh tune [TASK...]   `blaster tune` of each infer task's candidates at the
 #                                         suite's cases (default: the tasks with no table for this
-#                                         GPU), into kernels/<task>/tuned/ and $OUT/tuned.tar; on
-#                                         the build machine, `tar xf tuned.tar` in the checkout
-#                                         takes the tables in
+#                                         GPU), into kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
+#                                         `tar xf tuned.tar.gz` in the checkout on the build
+#                                         machine takes the tables in
 #   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer` for at
 #                                         most $LIMIT seconds (default 540), its home in
-#                                         $OUT/infer-i.tar; given that tar again, a stopped shard
-#                                         resumes at the case it was in. On the build machine,
+#                                         $OUT/infer-i.tar.gz; given that file again, a stopped
+#                                         shard resumes at the case it was in. On the build machine,
 #                                         `blaster merge` the shards' homes, then `portfolio`
 #
 # Results go to $OUT (default ./gpu-check), one JSON per bench, and a table per step on stdout.
@@ -143,8 +143,8 @@ EOF
   tune)
     tasks=("$@")
     if ((${#tasks[@]} == 0)); then
-      device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' _) ||
-        true
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) || true
+      device=${gpu// /_}
       for task in gemv logits_topk top_p_sample decode_attention moe_route kv_append \
         per_token_quant embedding_gather rms_norm fused_add_rms_norm rope swiglu; do
         compgen -G "kernels/$task/tuned/*/*device_name=$device,*" >/dev/null || tasks+=("$task")
@@ -153,7 +153,8 @@ EOF
     for task in "${tasks[@]}"; do
       cases=$(python3 -c 'import json, sys
 suite = json.load(open("portfolio/suites/infer.json"))
-print(",".join(c["case"] for e in suite["entries"] if e["task"] == sys.argv[1] for c in e["cases"]))' \
+cases = [c["case"] for e in suite["entries"] if e["task"] == sys.argv[1] for c in e["cases"]]
+print(",".join(cases))' \
         "$task")
       # The symbol a table's entries are keyed by: tokens, but a GEMV's rows and attention's
       # sequences.
@@ -170,7 +171,7 @@ print(",".join(c["case"] for e in suite["entries"] if e["task"] == sys.argv[1] f
         grep -vE "^blaster: " "$out/tune-$name.txt" | head -40 || true
       done
     done
-    tar cf "$out/tuned.tar" kernels/*/tuned
+    tar czf "$out/tuned.tar.gz" kernels/*/tuned
     ;;
   infer)
     shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4"}
@@ -180,7 +181,7 @@ print(",".join(c["case"] for e in suite["entries"] if e["task"] == sys.argv[1] f
     # Stopped at its limit, the portfolio resumes from its store when started again.
     timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio --suite infer --shard "$shard" \
       --out "$out/infer-$i" >"$out/infer-$i.txt" 2>&1 || true
-    tar cf "$out/infer-$i.tar" -C "$home" .
+    tar czf "$out/infer-$i.tar.gz" -C "$home" .
     grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
     ;;
   -h | --help)
