@@ -176,11 +176,14 @@ print(",".join(cases))' \
   infer)
     shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4"}
     i=${shard%%/*}
-    home=$(mktemp -d)
+    work=$(mktemp -d)
+    home=$work/home
+    mkdir "$home"
     [[ -n ${2:-} ]] && tar xf "$2" -C "$home"
-    # Stopped at its limit, the portfolio resumes from its store when started again.
+    # Stopped at its limit, the portfolio resumes from its store when started again. The shard's
+    # own bundle stays behind: the merged home writes the whole one.
     timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio --suite infer --shard "$shard" \
-      --out "$out/infer-$i" >"$out/infer-$i.txt" 2>&1 || true
+      --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
     tar czf "$out/infer-$i.tar.gz" -C "$home" .
     grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
     ;;
