@@ -102,7 +102,8 @@ constexpr int seen_launches = 3;
 // then `flush`, where the mode flushes the L2. It leaves `set` another draw's.
 void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
                         const timing_mode_traits& mode, const enqueue_fn& flush,
-                        const gate_check& timed, check_buffers& set, const launch_sequence& launch,
+                        const pattern_fill& fill, const stream_hold& hold, const gate_check& timed,
+                        check_buffers& set, const launch_sequence& launch,
                         kernel_recorder& recorder, timing_checks& checks) {
   std::vector<std::size_t> others;
   for (std::size_t k = 0; k < w.request.checks.size(); ++k) {
@@ -111,13 +112,11 @@ void time_unseen_inputs(worker_context& w, const resolved_plan& plan,
   }
   if (others.empty()) return;
   send_step("unseen inputs");
-  const pattern_fill fill(w.request.arch, &*w.cache);
   auto load = [&](const gate_check& c) {
     assign_inputs(w, c, set);
     poison(w, set, fill);
     settle(w);
   };
-  const stream_hold hold(w.request.arch, &*w.cache);
   check_buffers runway_set = allocate_check(w, timed, plan);
   poison(w, runway_set);
   const launch_sequence runway(plan, *w.module, runway_set.pointers);
@@ -270,7 +269,12 @@ timing_answer run_timing(worker_context& w) {
       {std::string(sm_clock_probe::kernel_name), std::string(l2_flush::kernel_name),
        std::string(device_compare::kernel_name), std::string(pattern_fill::kernel_name),
        std::string(stream_hold::kernel_name)});
-  timing_environment environment{.flush_l2 = [&](CUstream s) { (*flush)(s); },
+  // The harness's kernels of the checks after the samples, which the recorder leaves out.
+  const pattern_fill fill(w.request.arch, &*w.cache);
+  const stream_hold hold(w.request.arch, &*w.cache);
+  enqueue_fn flush_l2;
+  if (flush) flush_l2 = [&](CUstream s) { (*flush)(s); };
+  timing_environment environment{.flush_l2 = flush_l2,
                                  .clock = &clock,
                                  .rated_clock_mhz = device.sm_clock_khz / 1000.0,
                                  .record = {},
@@ -285,12 +289,9 @@ timing_answer run_timing(worker_context& w) {
   // Poisoned launches against control launches, each timed alone on the device.
   if (mode.checks_output_dependence) {
     send_step("poisoned launches");
-    const pattern_fill fill(w.request.arch, &*w.cache);
     cuda::device_buffer elsewhere(poisoned_bytes(sets.front()));
     launch_timer alone(w, recorder, plan.launches.size());
-    poisoned_launches p{
-        .source = alone.source(),
-        .hot_us = timing.cupti.kernel_us};
+    poisoned_launches p{.source = alone.source(), .hot_us = timing.cupti.kernel_us};
     // Both writes are the same kernel's, finished before their launch is enqueued. Written by
     // the driver's memsets (of two widths, on two kinds of memory), an honest kernel's launches
     // on poisoned outputs took four times its time on the H200, in CUPTI's record and in the
@@ -308,7 +309,6 @@ timing_answer run_timing(worker_context& w) {
     // Then the same buffers and inputs as the launches before, a pause later: the caches hold
     // what they held back to back, so an honest launch takes the hot time.
     if (alone.recorded() && p.hot_us > 0.0) {
-      const stream_hold hold(w.request.arch, &*w.cache);
       p.pause_us = pause_us_for(p.hot_us);
       for (int i = 0; i < paused_launches; ++i) {
         const launch_sequence& same = launches[static_cast<std::size_t>(i) % sets.size()];
@@ -323,10 +323,8 @@ timing_answer run_timing(worker_context& w) {
   poison_all();
   enqueue(w.stream.get(), 0);
   checks.final_stale = stale(1);
-  enqueue_fn flush_l2;
-  if (flush) flush_l2 = [&](CUstream s) { (*flush)(s); };
-  time_unseen_inputs(w, plan, mode, flush_l2, check, sets.front(), launches.front(), recorder,
-                     checks);
+  time_unseen_inputs(w, plan, mode, flush_l2, fill, hold, check, sets.front(), launches.front(),
+                     recorder, checks);
   return {.samples = std::move(timing), .checks = std::move(checks)};
 }
 
