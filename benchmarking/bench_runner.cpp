@@ -43,7 +43,8 @@ roofline_traffic traffic_of(const bench_report& report, const variant_result& r)
           .mix_known = report.roofline_mix_known,
           .footprint_bytes = report.footprint_bytes,
           .l2_bytes = report.device ? report.device->l2_bytes : 0,
-          .l2_may_hold = traits_of(report.timing.mode).may_hold_l2 && r.timing->buffer_copies == 1};
+          .l2_may_hold = traits_of(report.timing.mode).may_hold_l2,
+          .buffer_copies = r.timing->buffer_copies};
 }
 
 void summarize(store& records, const bench_options& options, bench_report& report) {

@@ -22,13 +22,16 @@ roofline_floor memory_floor(const memory_ceilings& ceilings, const roofline_traf
   const std::int64_t written = traffic.mix_known ? traffic.written_bytes : 0;
   const double dram = ceilings.dram_for(read, written);
   double spread = ceilings.dram_spread_for(read, written);
-  if (traffic.l2_may_hold && traffic.footprint_bytes <= 2 * traffic.l2_bytes) {
-    f.l2_resident_bytes = std::min(f.bytes, traffic.l2_bytes);
+  const std::int64_t copies = std::max(traffic.buffer_copies, 1);
+  const std::int64_t span = copies * std::min(traffic.footprint_bytes, f.bytes);
+  // One set no larger than twice the L2 may stay there; rotated sets are as many as make twice
+  // the L2, unless their count reached its cap first.
+  const bool fits = copies == 1 ? span <= 2 * traffic.l2_bytes : span < 2 * traffic.l2_bytes;
+  if (traffic.l2_may_hold && fits) {
+    f.l2_resident_bytes = std::min(f.bytes, traffic.l2_bytes / copies);
     spread = std::max(spread, ceilings.l2.spread);
   }
-  f.level = f.l2_resident_bytes == 0                      ? "dram"
-            : traffic.footprint_bytes <= traffic.l2_bytes ? "l2"
-                                                          : "l2+dram";
+  f.level = f.l2_resident_bytes == 0 ? "dram" : span <= traffic.l2_bytes ? "l2" : "l2+dram";
   const double l2_rate = std::max(ceilings.l2.bytes_per_second, dram);
   const double seconds =
       static_cast<double>(f.bytes - f.l2_resident_bytes) / dram +
@@ -56,7 +59,6 @@ std::optional<std::string> impossible_speed(const roofline_floor& floor,
       floor.bytes, time_us, rate / 1e9, floor.level, floor.ceiling_bytes_per_second / 1e9,
       floor.floor_us, 100.0 * margin);
 }
-
 
 nlohmann::json to_json(const roofline_floor& f) {
   return {{"level", f.level},

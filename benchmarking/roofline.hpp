@@ -18,14 +18,17 @@ struct roofline_traffic {
   std::int64_t footprint_bytes =
       0;  // [bytes] every buffer of one plan run: inputs, outputs, scratch
   std::int64_t l2_bytes = 0;
-  // Hot and graph mode over one buffer set may find data in the L2 that the last launch left;
-  // cold mode (flushed) and rotated buffers cannot.
+  // Hot and graph mode may find data in the L2 that earlier launches left; cold mode (flushed)
+  // cannot.
   bool l2_may_hold = true;
+  int buffer_copies = 1;  // the buffer sets the launches rotate over
 };
 
-// The least time a case's bytes take at the ceilings of where they live: DRAM when its data
-// exceeds twice the L2 or cannot stay there, the L2 when it fits, and in between as much as
-// the L2 holds from the L2 and the rest from DRAM.
+// The least time a case's bytes take at the ceilings of where they live. A launch touches at
+// least its minimal bytes of one buffer set; a gather touches no more, however large the table
+// it gathers from. Over the sets a sample rotates through, those bytes span DRAM when they reach
+// twice the L2 (as the rotation is sized to) or cannot stay there, the L2 when they fit, and in
+// between as much as the L2 holds comes from the L2 and the rest from DRAM.
 struct roofline_floor {
   std::string level;                      // "dram", "l2" or "l2+dram"
   std::int64_t bytes = 0;                 // [bytes] read + written
