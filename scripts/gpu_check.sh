@@ -16,7 +16,8 @@
 #                                         cross-entropy-large; a large case takes about 5 minutes)
 #   scripts/gpu_check.sh tune [TASK...]   `blaster tune` of each infer task's candidates at the
 #                                         suite's cases (default: the tasks with no table for this
-#                                         GPU), into kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
+#                                         GPU) for at most $LIMIT seconds (default 540), into
+#                                         kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
 #                                         `tar xf tuned.tar.gz` in the checkout on the build
 #                                         machine takes the tables in
 #   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer` for at
@@ -141,6 +142,8 @@ EOF
     done
     ;;
   tune)
+    limit=${LIMIT:-540}
+    deadline=$((SECONDS + limit))
     tasks=("$@")
     if ((${#tasks[@]} == 0)); then
       gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) || true
@@ -165,13 +168,19 @@ print(",".join(cases))' \
       esac
       for candidate in "kernels/$task"/*.cu; do
         name=$(basename "$candidate" .cu)
-        build/blaster tune --task "$task" --candidate "$candidate" --cases "$cases" --size "$size" \
-          >"$out/tune-$name.txt" 2>&1 || true
+        left=$((deadline - SECONDS))
+        if ((left <= 0)); then
+          echo "== $task/$name: not tuned, the $limit s of LIMIT are spent"
+          continue
+        fi
+        timeout "$left" build/blaster tune --task "$task" --candidate "$candidate" \
+          --cases "$cases" --size "$size" >"$out/tune-$name.txt" 2>&1 || true
         echo "== $task/$name at $cases"
         grep -vE "^blaster: " "$out/tune-$name.txt" | head -40 || true
+        # After each table, so that a call cut short still returns the tables it finished.
+        tar czf "$out/tuned.tar.gz" kernels/*/tuned
       done
     done
-    tar czf "$out/tuned.tar.gz" kernels/*/tuned
     ;;
   infer)
     shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4"}
