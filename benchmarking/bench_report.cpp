@@ -55,6 +55,7 @@ json to_json(const diagnostics& d) {
   if (!d.ncu_report_sha256.empty()) j["ncu_report_sha256"] = d.ncu_report_sha256;
   if (d.ncu) j["ncu"] = to_json(*d.ncu);
   if (!d.ncu_unavailable.empty()) j["ncu_unavailable"] = d.ncu_unavailable;
+  if (!d.profile_ms.empty()) j["profile_ms"] = d.profile_ms;
   return j;
 }
 
@@ -65,6 +66,7 @@ diagnostics diagnostics_from_json(const json& j) {
   d.ncu_report_sha256 = j.value("ncu_report_sha256", std::string());
   d.ncu = optional_at<counter_profile>(j, "ncu", counter_profile_from_json);
   d.ncu_unavailable = j.value("ncu_unavailable", std::string());
+  d.profile_ms = j.value("profile_ms", step_profile());
   return d;
 }
 

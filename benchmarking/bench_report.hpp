@@ -43,6 +43,7 @@ struct diagnostics {
   std::string ncu_report_sha256;
   std::optional<counter_profile> ncu;
   std::string ncu_unavailable;
+  step_profile profile_ms;  // where the counter worker's wall time went, by its steps
 };
 
 // Everything blaster learned about one variant of one candidate.

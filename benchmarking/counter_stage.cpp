@@ -120,8 +120,10 @@ diagnostics profile_variant(const gate_data& data, worker_request request,
   diagnostics d;
   // Every pass restores the inputs and poisons the outputs again, and each kernel is followed by
   // a sweep of twice the L2: a few dozen runs of the plan.
-  d.counters = counters_of(launcher.run(
-      with_data(request, data, worker_phase::profile, launcher.lane), deadline * ncu_slowdown));
+  const worker_answer counted = launcher.run(
+      with_data(request, data, worker_phase::profile, launcher.lane), deadline * ncu_slowdown);
+  d.counters = counters_of(counted);
+  d.profile_ms = counted.profile;
   if (!d.counters.unavailable.empty()) {
     spdlog::warn("{}: no counters: {}", request.variant, d.counters.unavailable);
   }

@@ -87,6 +87,7 @@ counter_profile run_profile(worker_context& w) {
   p.case_name = check.case_name;
   const sm_resources sm = sm_of(w.context.device());
 
+  send_step("allocate");
   check_buffers set = allocate_check(w, check, plan);
   const launch_sequence launches(plan, *w.module, set.pointers);
   // After the launches are bound: they raise each kernel's dynamic shared memory limit, which the
@@ -123,19 +124,22 @@ counter_profile run_profile(worker_context& w) {
   try {
     std::vector<std::vector<range_values>> runs;
     for (int run = 0; run < counted_runs; ++run) {
+      // The steps of each pass, so that a run's record says where the phase's time went.
+      send_step("profiler");
       range_profiler profiler(w.context.get(), w.context.properties().ordinal, profiled_counters(),
                               ranges_per_pass);
       p.chip = profiler.chip();
       p.passes = profiler.passes();
       p.missing = profiler.missing();
-      if (run == 0) send_step("counters");
       bool done = false;
       // A profiler that never says it is done must not loop forever.
       for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
+        send_step("restore");
         upload_inputs(w, check, set);
         poison(w, set);
         sweep.evict(w.stream.get());
         settle(w);
+        send_step("count");
         profiler.begin_pass();
         for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict(w.stream.get());
         for (std::size_t i = 0; i < launches.size(); ++i) {
@@ -147,6 +151,7 @@ counter_profile run_profile(worker_context& w) {
         done = profiler.end_pass();
       }
       if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
+      send_step("decode");
       runs.push_back(profiler.results());
       if (runs.back().size() != ranges_per_pass) {
         throw std::runtime_error(
