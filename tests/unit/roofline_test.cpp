@@ -179,6 +179,17 @@ TEST(OutputDependence, AKernelFastOnlyBackToBackIsCaughtByItsLaunchesAfterAPause
   EXPECT_FALSE(output_dependence(none));
 }
 
+// The first case from the H200: an honest rmsnorm launch on poisoned outputs whose events spanned
+// 500 us around a CUPTI record of 119 us.
+TEST(OutputDependence, ALaunchTakesCuptisTimeOnlyWhereItsRecordIsItsOwnAndFitsTheEvents) {
+  EXPECT_DOUBLE_EQ(one_launch_us(500.6, 118.9, 1, 1), 118.9);
+  EXPECT_DOUBLE_EQ(one_launch_us(121.0, 509.3, 1, 1), 121.0) << "longer than the events";
+  EXPECT_DOUBLE_EQ(one_launch_us(121.0, 121.9, 1, 1), 121.9) << "within the clocks' slack";
+  EXPECT_DOUBLE_EQ(one_launch_us(300.0, 250.0, 2, 1), 300.0) << "another kernel's record too";
+  EXPECT_DOUBLE_EQ(one_launch_us(300.0, 120.0, 1, 2), 300.0) << "one of the plan's two kernels";
+  EXPECT_DOUBLE_EQ(one_launch_us(300.0, 0.0, 0, 0), 300.0) << "nothing recorded";
+}
+
 // 1024 tokens of rms_norm's naive baseline on the H100: 10.19 us back to back and 12.32 us after
 // a write of 8 MB elsewhere, though data and write fit in the L2 together; the harness's own
 // streaming of the same buffers lost nothing after that write. A launch after a write is no
