@@ -58,11 +58,9 @@ void top_p_sample_reference(const reference_context& io) {
         running[k] = sum;
       }
       // The nucleus: n tokens, the first whose running sum reaches p.
-      auto nucleus_end = [&](double level) {
-        const auto at = std::lower_bound(running.begin(), running.end(), level);
-        return std::min(static_cast<std::size_t>(at - running.begin()) + 1, vocabulary);
-      };
-      const std::size_t n = nucleus_end(p);
+      const auto reaches = std::lower_bound(running.begin(), running.end(), p);
+      const std::size_t n =
+          std::min(static_cast<std::size_t>(reaches - running.begin()) + 1, vocabulary);
       const double draw = u[static_cast<std::size_t>(t)];
       const std::size_t k = sample(running, n, draw);
       const auto out = static_cast<std::size_t>(t);
