@@ -148,8 +148,9 @@ EOF
     if ((${#tasks[@]} == 0)); then
       gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) || true
       device=${gpu// /_}
-      for task in gemv logits_topk top_p_sample decode_attention moe_route kv_append \
-        per_token_quant embedding_gather rms_norm fused_add_rms_norm rope swiglu; do
+      for task in $(python3 -c 'import json
+suite = json.load(open("portfolio/suites/infer.json"))
+print(" ".join(dict.fromkeys(e["task"] for e in suite["entries"])))'); do
         compgen -G "kernels/$task/tuned/*/*device_name=$device,*" >/dev/null || tasks+=("$task")
       done
     fi
