@@ -71,6 +71,29 @@ void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b)
   }
 }
 
+kept_inputs::kept_inputs(worker_context& w, const gate_check& check) : check_(check) {
+  std::size_t bytes = 0;
+  for (const auto& slot : check.inputs) bytes += slot.bytes;
+  std::size_t free = 0;
+  std::size_t total = 0;
+  cuda::check(cuda::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo");
+  if (bytes == 0 || bytes > free / 2) return;
+  for (const auto& slot : check.inputs) {
+    copies_.emplace_back(slot.bytes);
+    copies_.back().upload_async(w.inputs->slice(slot.offset, slot.bytes), w.stream.get());
+  }
+}
+
+void kept_inputs::restore(worker_context& w, check_buffers& b) const {
+  if (!on_device()) {
+    upload_inputs(w, check_, b);
+    return;
+  }
+  for (std::size_t i = 0; i < copies_.size(); ++i) {
+    copies_[i].copy_to_async(b.buffers.at(check_.inputs[i].buffer).data(), w.stream.get());
+  }
+}
+
 void assign_inputs(worker_context& w, const gate_check& check, check_buffers& b) {
   b.restore.clear();
   for (const auto& slot : check.inputs) {
@@ -94,6 +117,10 @@ void restore_inout(worker_context& w, check_buffers& b) {
 
 void poison(worker_context& w, check_buffers& b) {
   restore_inout(w, b);
+  poison_outputs(w, b);
+}
+
+void poison_outputs(worker_context& w, const check_buffers& b) {
   for (const auto& [name, type] : b.output_types) {
     const cuda::guarded_buffer& buffer = b.buffers.at(name);
     set_pattern(buffer.data(), buffer.bytes(), poison_pattern(type, w.request.poison_seed),

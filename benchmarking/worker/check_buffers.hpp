@@ -14,6 +14,7 @@
 #include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/pattern_fill.hpp"
 #include "benchmarking/worker/worker_context.hpp"
+#include "core/device_buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/guarded_buffer.hpp"
 
@@ -39,6 +40,22 @@ check_buffers allocate_check(worker_context& w, const gate_check& check, const r
 
 // The check's inputs, from the run's inputs file, again (in stream order).
 void upload_inputs(worker_context& w, const gate_check& check, check_buffers& b);
+// A check's inputs kept on the device, where they fit in half of its free memory, so that putting
+// them back before each of many passes is a device copy rather than an upload, which reads every
+// byte from the inputs file's pageable mapping each time. Where they do not fit, restore()
+// uploads them.
+class kept_inputs {
+ public:
+  kept_inputs(worker_context& w, const gate_check& check);
+  // Every input of the check, inout buffers included, into `b` again (in stream order).
+  void restore(worker_context& w, check_buffers& b) const;
+  [[nodiscard]] bool on_device() const noexcept { return !copies_.empty(); }
+
+ private:
+  const gate_check& check_;
+  std::vector<cuda::device_buffer> copies_;  // one per input slot, or none
+};
+
 // Makes the set `check`'s: its inputs uploaded, and its inout buffers' drawn bytes what
 // poisoning writes back from now on. Another check of the same case fits the same buffers.
 void assign_inputs(worker_context& w, const gate_check& check, check_buffers& b);
@@ -46,6 +63,8 @@ void assign_inputs(worker_context& w, const gate_check& check, check_buffers& b)
 // Outputs and scratch get the run's poison pattern, which no kernel can know in advance, and
 // inout buffers their drawn bytes again.
 void poison(worker_context& w, check_buffers& b);
+// Outputs and scratch alone get the pattern: for a set whose inputs were just restored.
+void poison_outputs(worker_context& w, const check_buffers& b);
 // The same bytes, written by the harness's fill kernel: what a timed comparison of launches
 // writes, so that its two sides do the same work before their launches.
 void poison(worker_context& w, check_buffers& b, const pattern_fill& fill);

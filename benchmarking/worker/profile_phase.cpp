@@ -1,7 +1,7 @@
 // The hardware counters of one check's inputs, kernel by kernel, through CUPTI's range profiler.
-// The counters take several passes; before each one the inputs are uploaded again and the
-// outputs poisoned again, so that every pass counts the real work on the real data rather than
-// a kernel finding its answer already in place. Each kernel meets an L2 holding none of its data
+// The counters take several passes; before each one the inputs are restored and the outputs
+// poisoned again, so that every pass counts the real work on the real data rather than a kernel
+// finding its answer already in place. Each kernel meets an L2 holding none of its data
 // and SMs holding none of its code or parameters (as under Nsight Compute's cache control), and a
 // read-only sweep after it, counted as a range of its own, shows the dirty lines it left in the
 // L2: writes that reach DRAM after it ends. A sweep before the first kernel measures what a sweep
@@ -89,6 +89,7 @@ counter_profile run_profile(worker_context& w) {
 
   send_step("allocate");
   check_buffers set = allocate_check(w, check, plan);
+  const kept_inputs kept(w, check);
   const launch_sequence launches(plan, *w.module, set.pointers);
   // After the launches are bound: they raise each kernel's dynamic shared memory limit, which the
   // driver's occupancy counts.
@@ -108,8 +109,8 @@ counter_profile run_profile(worker_context& w) {
     p.runs = counted_runs;
     send_step("counters");
     for (int run = 0; run < counted_runs; ++run) {
-      upload_inputs(w, check, set);
-      poison(w, set);
+      kept.restore(w, set);
+      poison_outputs(w, set);
       settle(w);
       launches.enqueue(w.stream.get());
       settle(w);
@@ -135,8 +136,8 @@ counter_profile run_profile(worker_context& w) {
       // A profiler that never says it is done must not loop forever.
       for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
         send_step("restore");
-        upload_inputs(w, check, set);
-        poison(w, set);
+        kept.restore(w, set);
+        poison_outputs(w, set);
         sweep.evict(w.stream.get());
         settle(w);
         send_step("count");
