@@ -229,8 +229,7 @@ std::filesystem::path common_headers_folder(const std::filesystem::path& root) {
   return root / "kernels" / "common";
 }
 
-candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
-                              compile_cache* cache, const compile_limits& limits,
+candidate_file read_candidate(const std::filesystem::path& file, const compile_limits& limits,
                               const std::filesystem::path& common_headers) {
   candidate_file result;
   result.file = file;
@@ -263,6 +262,14 @@ candidate_file load_candidate(const std::filesystem::path& file, const std::stri
   }
   sources.headers = result.headers;
   result.sources_sha256 = sources_sha256(sources);
+  return result;
+}
+
+candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
+                              compile_cache* cache, const compile_limits& limits,
+                              const std::filesystem::path& common_headers) {
+  candidate_file result = read_candidate(file, limits, common_headers);
+  if (!result.plan) return result;
   std::vector<compile_request> requests;  // one per variant, in order
   for (const auto& params : expand_params(*result.plan)) {
     candidate_variant v;

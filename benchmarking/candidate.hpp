@@ -51,12 +51,17 @@ std::vector<std::filesystem::path> discover_candidates(
     const std::filesystem::path& root, const std::string& task,
     const std::vector<std::filesystem::path>& given);
 
-// Reads the file, parses its plan, checks the limits and the include policy, and compiles
-// every params configuration in the compile sandbox, on at most one thread per hardware thread.
-// Nothing is compiled for a file that fails a check. The limits are checked first: a file over
-// the size limit is refused from its size, unread. A refusal, a bad plan or a compile error is
-// recorded in the result, not thrown: it is a verdict about the candidate. `common_headers` is
-// the kernels/common folder; empty: the candidate may include no shared header.
+// Reads the file, parses its plan, checks the limits and the include policy, and digests the
+// sources: everything load_candidate does before it compiles, so no variant is filled in. A file
+// that fails a check has no plan and says why (compile_error, plan_error).
+candidate_file read_candidate(const std::filesystem::path& file, const compile_limits& limits = {},
+                              const std::filesystem::path& common_headers = {});
+
+// read_candidate, then compiles every params configuration in the compile sandbox, on at most one
+// thread per hardware thread. Nothing is compiled for a file that fails a check. The limits are
+// checked first: a file over the size limit is refused from its size, unread. A refusal, a bad plan
+// or a compile error is recorded in the result, not thrown: it is a verdict about the candidate.
+// `common_headers` is the kernels/common folder; empty: the candidate may include no shared header.
 candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
                               compile_cache* cache, const compile_limits& limits = {},
                               const std::filesystem::path& common_headers = {});

@@ -25,6 +25,7 @@ struct tune_flags {
   double screen_budget_s = 0.5;  // [seconds]
   std::filesystem::path out;     // empty: kernels/<task>/tuned/<candidate>/
   std::filesystem::path check;   // --check: a table to measure again
+  bool from_runs = false;        // --from-runs: the store's runs, measured already
   compile_limit_flags compile;
 };
 
@@ -72,6 +73,7 @@ std::string entry_line(const tuned_case& c) {
                         *e.default_time_us / *e.time_us);
   }
   line += fmt::format("  run {}", c.run_id);
+  if (!c.device.empty()) line += " on " + c.device;
   for (std::size_t k = 1; k < c.confirmed.size(); ++k) {  // [0] is the entry
     line += fmt::format("\n{:<17}  also confirmed: {} {:.2f} us ({:.2f}x the entry's time)", "",
                         c.confirmed[k].first, c.confirmed[k].second,
@@ -213,10 +215,19 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       "against the others' configurations in the same sessions. An entry is no longer the best "
       "where another configuration's speedup over it, sessions paired, has a 95% interval above "
       "1; a faster one within that noise is reported as such.\n\n"
-      "Without a GPU the candidate is compiled and the command exits with 3.\n\n"
+      "--from-runs measures nothing: each case's entry comes from the newest completed run in the "
+      "home (--home) that timed that case as tune does, every configuration of the candidate as "
+      "its files are now, none chosen by a table, over two sessions or more: a portfolio's case "
+      "of a task with no table is one. Each device and toolchain that such runs are of gets its "
+      "own table; a case with no such run says which run came nearest and why it does not "
+      "count.\n\n"
+      "Without a GPU the candidate is compiled and the command exits with 3; --from-runs needs "
+      "no GPU.\n\n"
       "Examples:\n"
       "  blaster tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
-      "--cases t1,t16,t128,t1024,t8192");
+      "--cases t1,t16,t128,t1024,t8192\n"
+      "  blaster --home merged tune --task moe_route --candidate "
+      "kernels/moe_route/moe_route_ballot.cu --cases all --from-runs");
   add_task_flags(*cmd, flags->run, "");
   cmd->remove_option(cmd->get_option("--case"));  // each case of --cases is timed in turn
   cmd->add_option("--cases", flags->cases,
@@ -228,6 +239,10 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                   "(exit 1 where one is not)")
       ->check(CLI::ExistingFile)
       ->excludes(cmd->get_option("--cases"));
+  cmd->add_flag("--from-runs", flags->from_runs,
+                "take each case's entry from the runs in the store that timed it as tune does, "
+                "measuring nothing")
+      ->excludes(cmd->get_option("--check"));
   cmd->add_option("--size", flags->size,
                   "the symbol the table's entries are keyed by (tokens: T; rows: M)")
       ->capture_default_str();
@@ -281,7 +296,8 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
     }
     options.cases = cases_named(options.bench, flags->cases);
     store records(resolve_home(global.home));
-    const tune_result result = run_tune(options, records);
+    const tune_result result =
+        flags->from_runs ? tune_from_runs(options, records) : run_tune(options, records);
     if (!result.gpu) {
       return no_gpu(global, result.gpu_unavailable);
     }
@@ -317,7 +333,8 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                          {"confirmed", c.confirmed},
                          {"rejected", rejected_json(c)},
                          {"why", c.why},
-                         {"run_id", c.run_id}});
+                         {"run_id", c.run_id},
+                         {"device", c.device}});
       }
       std::cout << nlohmann::json{{"cases", cases}, {"tables", written}, {"kept", kept_json}}.dump(
                        2)

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/candidate.hpp"
 #include "benchmarking/tuned_lookup.hpp"
 #include "benchmarking/warm_bench.hpp"
 #include "core/error.hpp"
+#include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
@@ -81,14 +84,71 @@ std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task
   return key;
 }
 
-tune_result run_tune(const tune_options& options, store& records) {
-  const task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
+namespace {
+
+// The task whose cases are tuned, with the symbol its tables are keyed by.
+task_spec task_to_tune(const tune_options& options) {
+  task_spec task = load_task(options.bench.root / "tasks" / options.bench.task);
   if (task.find_symbol(options.size_symbol) == nullptr) {
     BLASTER_INPUT_ERROR(
         "task {} has no symbol {} to key the table by; give --size one of its "
         "symbols",
         task.name, options.size_symbol);
   }
+  return task;
+}
+
+// Puts a case's entry into the table of its shape, device and toolchain, a new one where none of
+// `out` has that key yet.
+void put_entry(tune_result& out, const task_spec& task, const tune_options& options,
+               const task_case& c, const bench_report& report, const tuned_entry& entry) {
+  const auto key = table_key(task, c, options.size_symbol, report);
+  auto table = std::find_if(out.tables.begin(), out.tables.end(),
+                            [&](const tuned_table& t) { return t.key == key; });
+  if (table == out.tables.end()) {
+    out.tables.push_back(
+        {.key = key,
+         .about = {{"task", task.name},
+                   {"candidate", options.bench.candidates.front().filename().string()},
+                   {"blaster_revision", report.blaster_revision}},
+         .entries = {}});
+    table = std::prev(out.tables.end());
+  }
+  table->put(entry);  // two cases of one size in one shape: the later one is the entry
+}
+
+// Why a run's report does not hold tune's measurement of `candidate` at its case; empty where
+// it does: two sessions or more, and every configuration of the file as it is now timed in the
+// first of them, none chosen by a table.
+std::string not_a_tune(const bench_report& report, const candidate_file& candidate,
+                       const std::vector<std::map<std::string, std::string>>& configurations) {
+  if (report.sessions < 2) return "timed one session, which confirms nothing";
+  std::vector<std::map<std::string, std::string>> timed;
+  for (const variant_result& r : report.results) {
+    if (r.baseline || r.candidate != candidate.name) continue;
+    if (r.sources_sha256 != candidate.sources_sha256) {
+      return fmt::format("measured another version of {} (its sources' digest {}, now {})",
+                         candidate.file.filename().string(), r.sources_sha256.substr(0, 12),
+                         candidate.sources_sha256.substr(0, 12));
+    }
+    if (r.tuned) return fmt::format("timed only the configuration that {} chose", r.tuned->file);
+    timed.push_back(r.params);
+  }
+  if (timed.empty()) return fmt::format("has no variant of {}", candidate.file.filename().string());
+  std::sort(timed.begin(), timed.end());
+  auto all = configurations;
+  std::sort(all.begin(), all.end());
+  if (timed != all) {
+    return fmt::format("timed {} of the {} configurations of {}", timed.size(), all.size(),
+                       candidate.file.filename().string());
+  }
+  return {};
+}
+
+}  // namespace
+
+tune_result run_tune(const tune_options& options, store& records) {
+  const task_spec task = task_to_tune(options);
   tune_result out;
   // One series over the cases: every configuration is gated once, on data that holds them all.
   warm_bench series(/*keep_worker=*/false);
@@ -108,22 +168,82 @@ tune_result run_tune(const tune_options& options, store& records) {
     }
     const auto size = static_cast<std::int64_t>(task.value(c, options.size_symbol));
     tuned_case tc = best_of(report, c.name, size);
-    if (tc.entry) {
-      const auto key = table_key(task, c, options.size_symbol, report);
-      auto table = std::find_if(out.tables.begin(), out.tables.end(),
-                                [&](const tuned_table& t) { return t.key == key; });
-      if (table == out.tables.end()) {
-        out.tables.push_back(
-            {.key = key,
-             .about = {{"task", task.name},
-                       {"candidate", options.bench.candidates.front().filename().string()},
-                       {"blaster_revision", report.blaster_revision}},
-             .entries = {}});
-        table = std::prev(out.tables.end());
-      }
-      table->put(*tc.entry);  // two cases of one size in one shape: the later run is the entry
-    }
+    if (tc.entry) put_entry(out, task, options, c, report, *tc.entry);
     out.cases.push_back(std::move(tc));
+  }
+  return out;
+}
+
+tune_result tune_from_runs(const tune_options& options, store& records) {
+  const task_spec task = task_to_tune(options);
+  const std::filesystem::path& file = options.bench.candidates.front();
+  const candidate_file candidate =
+      read_candidate(file, options.bench.compile, common_headers_folder(options.bench.root));
+  if (!candidate.plan) {
+    BLASTER_INPUT_ERROR(
+        "{}", !candidate.plan_error.empty() ? candidate.plan_error : candidate.compile_error);
+  }
+  const auto configurations = expand_params(*candidate.plan);
+  std::set<std::string> wanted;
+  for (const auto& c : options.cases) wanted.insert(task.find_case(c.name).name);
+
+  // Newest run first: the first that counts for a case, device and toolchain is their entry.
+  std::vector<std::pair<tuned_case, bench_report>> found;
+  std::set<std::pair<std::string, std::string>> taken;  // (table file name, case)
+  std::map<std::string, std::string> why_not;           // case -> the newest run's refusal
+  const run_catalog catalog(records);
+  for (const run_summary& s : catalog.runs({.task = task.name, .status = "completed"})) {
+    if (s.run.report_sha256.empty()) continue;
+    const std::optional<std::string> text = records.cas().get(s.run.report_sha256);
+    if (!text) continue;
+    bench_report report;
+    try {
+      report = bench_report_from_json(nlohmann::json::parse(*text));
+    } catch (const nlohmann::json::exception& e) {
+      spdlog::warn("run {}: its report cannot be read ({}); left out", s.run.id, e.what());
+      continue;
+    }
+    if (report.task != task.name || !wanted.contains(report.timed_case)) continue;
+    const std::string why = not_a_tune(report, candidate, configurations);
+    if (!why.empty()) {
+      why_not.try_emplace(report.timed_case, fmt::format("run {} {}", s.run.id, why));
+      continue;
+    }
+    const task_case& c = task.find_case(report.timed_case);
+    if (!taken.emplace(tuned_file_name(table_key(task, c, options.size_symbol, report)), c.name)
+             .second) {
+      continue;
+    }
+    // The entry is the candidate's: another file's variants beside it are not its rivals.
+    bench_report own = report;
+    std::erase_if(own.results, [&](const variant_result& r) {
+      return !r.baseline && r.candidate != candidate.name;
+    });
+    tuned_case tc =
+        best_of(own, c.name, static_cast<std::int64_t>(task.value(c, options.size_symbol)));
+    tc.device = report.device ? report.device->name : std::string();
+    found.emplace_back(std::move(tc), std::move(report));
+  }
+
+  // In the order of --cases, as tune puts them (two cases of one size and shape: the later one
+  // is the entry), each case's devices in the order met; a case with no run says why.
+  tune_result out;
+  for (const auto& named : options.cases) {
+    const task_case& c = task.find_case(named.name);
+    const auto before = out.cases.size();
+    for (auto& [tc, report] : found) {
+      if (tc.case_name != c.name) continue;
+      if (tc.entry) put_entry(out, task, options, c, report, *tc.entry);
+      out.cases.push_back(std::move(tc));
+    }
+    if (out.cases.size() > before) continue;
+    const auto it = why_not.find(c.name);
+    out.cases.push_back({.case_name = c.name,
+                         .size = static_cast<std::int64_t>(task.value(c, options.size_symbol)),
+                         .why = it != why_not.end()
+                                    ? it->second
+                                    : fmt::format("no completed run of {} at case {} in this home",
+                                                  task.name, c.name)});
   }
   return out;
 }

@@ -51,6 +51,7 @@ struct tuned_case {
   // without an interval.
   std::vector<rejected_variant> rejected{};
   std::int64_t run_id = 0;
+  std::string device{};  // the run's GPU, where the cases' runs may be of several (--from-runs)
 };
 
 struct tune_result {
@@ -73,6 +74,15 @@ std::vector<std::pair<std::string, std::string>> table_key(const task_spec& task
                                                            const bench_report& report);
 
 tune_result run_tune(const tune_options& options, store& records);
+
+// `tune --from-runs`: the tables that runs already in the store hold, measured as tune measures
+// and not measured again. A completed run counts for its timed case where it timed every
+// configuration of the candidate as its files are now (the same sources digest, no tuned table
+// choosing one) over two sessions or more: a portfolio's case of a task with no table, or
+// `bench --all-params --sessions N`. The newest such run of a case on each device and toolchain
+// gives that case's entry in their table, as tune's own run would; a case with none says why.
+// Needs no GPU.
+tune_result tune_from_runs(const tune_options& options, store& records);
 
 // `table` with the entries of the table of its name already in `folder` at the sizes it was not
 // tuned at now, so that tuning some sizes again keeps the others; `kept` gets those sizes. A

@@ -183,6 +183,31 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
       << "--check measures the table's sizes, not --cases";
 }
 
+// --from-runs measures nothing, so it needs no GPU: with no run of the task in the home, each case
+// says so and no table is written.
+TEST_F(BlasterCli, TuneFromRunsNeedsNoGpuAndSaysWhereACaseHasNoRun) {
+  const auto out = dir_ / "tables";
+  const auto r =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1,t16 "
+          "--from-runs --json --out '" +
+          out.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("cases").size(), 2U);
+  EXPECT_EQ(j["cases"][0].at("case"), "t1");
+  EXPECT_NE(j["cases"][1].at("why").get<std::string>().find("no completed run of rms_norm at "
+                                                            "case t16"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(j.at("tables").empty());
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto both =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+          "--from-runs --check '" +
+          (dir_ / "x.json").string() + "'");
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+}
+
 // A suite compiled in two shards, each into a home of its own, then merged: the merged home
 // resumes every case, and its runs hold the compilations one process compiling the whole suite
 // records (each variant of the same source, compiled, with the same registers per kernel).

@@ -5,9 +5,17 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
 
+#include <fmt/format.h>
+
+#include "benchmarking/candidate.hpp"
 #include "benchmarking/tuned_table.hpp"
 #include "core/error.hpp"
+#include "evidence/store.hpp"
+#include "temp_home.hpp"
 
 namespace blaster {
 namespace {
@@ -252,6 +260,164 @@ TEST(TuneCheck, AConfigurationTheCandidateNoLongerHasIsSaidSo) {
   const checked_entry e = judge_entry(report, table, table.entries[0], "t1");
   EXPECT_FALSE(e.still_best);
   EXPECT_NE(e.why.find("not among"), std::string::npos) << e.why;
+}
+
+// `tune --from-runs`: the entries that runs in the store already measured, as tune measures.
+class TuneFromRuns : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    candidate_ = root_ / "kernels" / "rms_norm" / "rms_norm_regs.cu";
+    sources_ = read_candidate(candidate_, {}, root_ / "kernels" / "common").sources_sha256;
+    options_.bench.root = root_;
+    options_.bench.task = "rms_norm";
+    options_.bench.candidates = {candidate_};
+    options_.size_symbol = "T";
+    options_.cases = {{.name = "t16"}, {.name = "t1"}};
+  }
+
+  // A run of rms_norm at `case_name` that timed every configuration of rms_norm_regs as tune
+  // does, THREADS=256 the fastest, and beside it another file's faster variant.
+  bench_report report(const std::string& case_name, const std::string& device = "NVIDIA H200") {
+    bench_report r;
+    r.task = "rms_norm";
+    r.timed_case = case_name;
+    r.dtype = "bf16";
+    r.nvrtc = "13.0";
+    r.sessions = 5;
+    r.device = cuda::device_properties{};
+    r.device->name = device;
+    r.device->driver_version = 13000;
+    r.results.push_back(variant("init", {}, 40.0, true));
+    for (const auto& [threads, us] : {std::pair{"128", 12.0}, {"256", 10.0}, {"512", 11.0}}) {
+      auto v =
+          variant(fmt::format("rms_norm_regs[THREADS={}]", threads), {{"THREADS", threads}}, us);
+      v.candidate = "rms_norm_regs";
+      v.sources_sha256 = sources_;
+      r.results.push_back(std::move(v));
+    }
+    auto other = variant("rms_norm_other[B=1]", {{"B", "1"}}, 5.0);
+    other.candidate = "rms_norm_other";
+    r.results.push_back(std::move(other));
+    return r;
+  }
+
+  // Records a completed run whose report is `r`; returns its id.
+  std::int64_t record(store& s, bench_report r) {
+    const std::int64_t id = s.begin_run("blaster bench", "rms_norm", "");
+    r.run_id = id;
+    s.finish_run(id, "completed", s.cas().put(to_json(r).dump()));
+    return id;
+  }
+
+  const std::filesystem::path root_ = BLASTER_SOURCE_DIR;
+  testing::temp_home home_{"tune-from-runs"};
+  std::filesystem::path candidate_;
+  std::string sources_;
+  tune_options options_;
+};
+
+TEST_F(TuneFromRuns, EachCaseTakesTheNewestRunThatTimedEveryConfigurationOfTheCandidate) {
+  store s(home_.path());
+  record(s, report("t16"));
+  const std::int64_t newer = record(s, report("t16"));
+  bench_report one_session = report("t16");  // newer still, but it confirmed nothing
+  one_session.sessions = 1;
+  record(s, one_session);
+
+  const tune_result result = tune_from_runs(options_, s);
+  ASSERT_EQ(result.cases.size(), 2U);
+  const tuned_case& t16 = result.cases[0];
+  ASSERT_TRUE(t16.entry.has_value()) << t16.why;
+  EXPECT_EQ(t16.run_id, newer);
+  // The other file's faster variant is not the candidate's: it is no rival in its table.
+  EXPECT_EQ(t16.label, "rms_norm_regs[THREADS=256]");
+  EXPECT_EQ(t16.default_label, "rms_norm_regs[THREADS=128]");
+  EXPECT_EQ(*t16.entry->default_time_us, 12.0);
+  EXPECT_EQ(t16.device, "NVIDIA H200");
+  EXPECT_EQ(t16.confirmed.size(), 3U);
+
+  EXPECT_EQ(result.cases[1].case_name, "t1");
+  EXPECT_FALSE(result.cases[1].entry.has_value());
+  EXPECT_NE(result.cases[1].why.find("no completed run of rms_norm at case t1"), std::string::npos)
+      << result.cases[1].why;
+
+  ASSERT_EQ(result.tables.size(), 1U);
+  EXPECT_EQ(tuned_file_name(result.tables[0].key),
+            "H=4096,device_name=NVIDIA_H200,dtype=bf16,nvrtc=13.0,driver=13.0.json");
+  ASSERT_EQ(result.tables[0].entries.size(), 1U);
+  EXPECT_EQ(result.tables[0].entries[0].size, 16);
+  EXPECT_EQ(result.tables[0].entries[0].params.at("THREADS"), "256");
+  EXPECT_EQ(result.tables[0].about.at("candidate"), "rms_norm_regs.cu");
+}
+
+// A run that did not measure the file as it is, or not every configuration of it, is no tune of
+// it: the case says which run came nearest and why.
+TEST_F(TuneFromRuns, ARunOfAnotherVersionOrOfSomeConfigurationsIsNoEntry) {
+  const auto why_of = [&](const std::function<void(bench_report&)>& change) {
+    testing::temp_home home("tune-from-runs-why");
+    store s(home.path());
+    bench_report r = report("t16");
+    change(r);
+    const std::int64_t id = record(s, r);
+    const tune_result result = tune_from_runs(options_, s);
+    EXPECT_TRUE(result.tables.empty());
+    EXPECT_FALSE(result.cases.at(0).entry.has_value());
+    const std::string why = result.cases.at(0).why;
+    EXPECT_EQ(why.rfind(fmt::format("run {} ", id), 0), 0U) << why;
+    return why;
+  };
+  EXPECT_NE(why_of([](bench_report& r) {
+              r.results[2].sources_sha256 = std::string(64, 'a');
+            }).find("another version of rms_norm_regs.cu"),
+            std::string::npos);
+  EXPECT_NE(why_of([](bench_report& r) {
+              r.results.erase(r.results.begin() + 3);
+            }).find("timed 2 of the 3 configurations"),
+            std::string::npos);
+  EXPECT_NE(why_of([](bench_report& r) {
+              // A table chose THREADS=256: the run timed it alone.
+              r.results.erase(r.results.begin() + 3);
+              r.results.erase(r.results.begin() + 1);
+              r.results[1].tuned = tuned_choice{};
+              r.results[1].tuned->file = "kernels/rms_norm/tuned/t.json";
+            }).find("timed only the configuration that kernels/rms_norm/tuned/t.json chose"),
+            std::string::npos);
+  EXPECT_NE(why_of([](bench_report& r) {
+              r.results.erase(r.results.begin() + 1, r.results.begin() + 4);
+            }).find("has no variant of rms_norm_regs.cu"),
+            std::string::npos);
+}
+
+// Runs of two GPUs give each its own table; a run of another task, or not completed, none.
+TEST_F(TuneFromRuns, EachDeviceOfTheRunsGetsItsOwnTable) {
+  store s(home_.path());
+  record(s, report("t16", "NVIDIA H200"));
+  record(s, report("t1", "NVIDIA H100 80GB HBM3"));
+  const std::int64_t interrupted = s.begin_run("blaster bench", "rms_norm", "");
+  s.finish_run(interrupted, "interrupted", s.cas().put(to_json(report("t1")).dump()));
+  const tune_result result = tune_from_runs(options_, s);
+  ASSERT_EQ(result.tables.size(), 2U);
+  std::set<std::string> names;
+  for (const auto& t : result.tables) {
+    names.insert(t.key_value("device_name"));
+    EXPECT_EQ(t.entries.size(), 1U);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"NVIDIA_H200", "NVIDIA_H100_80GB_HBM3"}));
+  ASSERT_EQ(result.cases.size(), 2U);
+  EXPECT_EQ(result.cases[1].device, "NVIDIA H100 80GB HBM3");
+}
+
+TEST_F(TuneFromRuns, ACandidateWhosePlanDoesNotParseIsNamed) {
+  const auto bad = home_.path() / "bad.cu";
+  std::ofstream(bad) << "__global__ void k() {}\n";
+  options_.bench.candidates = {bad};
+  store s(home_.path() / "store");
+  try {
+    tune_from_runs(options_, s);
+    FAIL() << "a file without a plan has no configurations to take";
+  } catch (const input_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.cu"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
