@@ -1,5 +1,6 @@
 // blaster portfolio --suite NAME: a whole suite under the confirmation protocol, published as
 // an evidence bundle.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <tuple>
@@ -37,6 +38,7 @@ struct portfolio_flags {
   std::string shard;  // "i/N"
   std::string gpus;
   bool compile_only = false;
+  bool recorded = false;
   compile_limit_flags compile;
 };
 
@@ -121,6 +123,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
       "home, its runs numbered from i million; run each shard anywhere (another GPU, a Slurm "
       "task), then `blaster merge` their homes into one and run the portfolio there without "
       "--shard: every case is resumed from the store and the whole bundle written, with no GPU.\n\n"
+      "With --recorded nothing is benched and no GPU looked for: the bundle holds the cases that "
+      "earlier portfolios of the suite (or of --shard's share) recorded in this home, and its "
+      "report names the cases not run yet. A portfolio run again later finishes the rest.\n\n"
       "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign); 3 no "
       "GPU.\n\n"
       "Examples:\n"
@@ -141,6 +146,11 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--compile-only", f->compile_only,
                 "compile every case's variants and record each as a run, timing nothing and "
                 "looking for no GPU; prints what compiled instead of writing a bundle");
+  cmd->add_flag("--recorded", f->recorded,
+                "bench nothing: write the bundle of the cases recorded so far, naming the cases "
+                "not run yet")
+      ->excludes(cmd->get_option("--fresh"))
+      ->excludes(cmd->get_option("--compile-only"));
   cmd->add_option("--shard", f->shard,
                   "i/N: run only the i-th of N shares of the suite's entries, into this home, "
                   "numbering its runs apart; `blaster merge` combines the shards' homes");
@@ -163,12 +173,12 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     options.compile = to_compile_limits(f->compile);
     if (!f->shard.empty()) std::tie(options.shard, options.shards) = parse_shard(f->shard);
     options.compile_only = f->compile_only;
+    options.recorded_only = f->recorded;
     std::optional<gpu_choice> gpus;
     if (!f->gpus.empty()) {
-      if (f->compile_only) {
-        BLASTER_INPUT_ERROR(
-            "--gpus with --compile-only: a compile-only portfolio uses no GPU; "
-            "drop one of them");
+      if (f->compile_only || f->recorded) {
+        BLASTER_INPUT_ERROR("--gpus with {}: that portfolio uses no GPU; drop one of them",
+                            f->compile_only ? "--compile-only" : "--recorded");
       }
       gpus = parse_gpu_choice(f->gpus);
     }
@@ -190,7 +200,20 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
           return run_bench(o, r, &series);
         });
     if (options.compile_only) return print_compiled(outcomes, global.json);
-    const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch);
+    std::vector<portfolio_item> not_run;
+    for (const auto& item : portfolio_items(s, options.shard, options.shards)) {
+      if (std::none_of(outcomes.begin(), outcomes.end(),
+                       [&](const portfolio_outcome& o) { return o.item.key() == item.key(); })) {
+        not_run.push_back(item);
+      }
+    }
+    if (options.recorded_only && outcomes.empty()) {
+      BLASTER_INPUT_ERROR(
+          "suite {}: this home ({}) has no case of it recorded under its protocol; run the "
+          "portfolio without --recorded, or give --home the home that ran it",
+          s.name, records.home().string());
+    }
+    const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch, not_run);
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {
       std::cout << summary.dump(2) << '\n';

@@ -75,7 +75,7 @@ std::string run_folder(const portfolio_item& item) {
 }
 
 json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
-                         const json& pytorch) {
+                         const json& pytorch, const std::vector<portfolio_item>& not_run) {
   json rows = json::array();
   std::set<std::string> revisions;
   std::vector<double> speedups;
@@ -238,14 +238,22 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
   for (const auto& [method, ratios] : over_pytorch) {
     means[fmt::format("ratio_to_pytorch_{}", method)] = geometric_mean(ratios);
   }
-  return {{"suite", s.name},
-          {"title", s.title},
-          {"protocol", protocol},
-          {"device", device},
-          {"blaster_revisions", revisions},
-          {"pytorch", pytorch.is_object() ? pytorch.value("environment", json()) : json()},
-          {"rows", rows},
-          {"geometric_means", means}};
+  json summary = {{"suite", s.name},
+                  {"title", s.title},
+                  {"protocol", protocol},
+                  {"device", device},
+                  {"blaster_revisions", revisions},
+                  {"pytorch", pytorch.is_object() ? pytorch.value("environment", json()) : json()},
+                  {"rows", rows},
+                  {"geometric_means", means}};
+  if (!not_run.empty()) {
+    json left = json::array();
+    for (const auto& item : not_run) {
+      left.push_back({{"id", item.id}, {"task", item.task}, {"case", item.case_name}});
+    }
+    summary["not_run"] = std::move(left);
+  }
+  return summary;
 }
 
 std::string render_portfolio_markdown(const json& summary) {
@@ -291,6 +299,18 @@ std::string render_portfolio_markdown(const json& summary) {
     for (const auto& r : *it) names.push_back(r.get<std::string>());
     md += fmt::format("Measured by blaster at revision {} (each case's in results.json).\n\n",
                       fmt::join(names, ", "));
+  }
+  if (const auto it = summary.find("not_run"); it != summary.end() && !it->empty()) {
+    std::vector<std::string> left;
+    for (const auto& item : *it) {
+      left.push_back(fmt::format("{} {} {}", item.value("id", ""), item.value("task", ""),
+                                 item.value("case", "")));
+    }
+    const std::size_t recorded = summary.at("rows").size();
+    md += fmt::format(
+        "Partial: {} of the {} cases are recorded; not run yet: {}. The geometric means and the "
+        "goals below are those of the recorded cases.\n\n",
+        recorded, recorded + left.size(), fmt::join(left, ", "));
   }
   md +=
       "| id | task | case | mode | baseline us | best candidate | best us | speedup [95%] | "

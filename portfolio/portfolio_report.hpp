@@ -23,8 +23,10 @@ inline constexpr double launch_floor_goal = 1.25;   // graph mode: times the emp
 // torch.compile in the same mode (from `pytorch`, scripts/benchmark_pytorch.py's JSON; null
 // when not given), each goal met or missed and by how much, the geometric means, the device's
 // fingerprint and the protocol. Every row names the run, and the bundle folder, it comes from.
+// `not_run`: the suite's cases with no outcome yet (a --recorded bundle), listed as such.
 nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
-                                   const nlohmann::json& pytorch);
+                                   const nlohmann::json& pytorch,
+                                   const std::vector<portfolio_item>& not_run = {});
 
 std::string render_portfolio_markdown(const nlohmann::json& summary);
 

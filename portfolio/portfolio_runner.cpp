@@ -73,6 +73,16 @@ std::string minutes(double seconds) {
 
 }  // namespace
 
+std::vector<portfolio_item> portfolio_items(const suite& s, int shard, int shards) {
+  std::vector<portfolio_item> items;
+  for (std::size_t k = 0; k < s.entries.size(); ++k) {
+    if (static_cast<int>(k % static_cast<std::size_t>(shards)) != shard - 1) continue;
+    const suite_entry& e = s.entries[k];
+    for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
+  }
+  return items;
+}
+
 std::int64_t shard_first_run_id(int shard) { return std::int64_t{shard} * 1'000'000; }
 
 std::filesystem::path portfolio_progress_file(const store& records, const suite& s) {
@@ -148,14 +158,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   }
   std::filesystem::create_directories(progress_path.parent_path());
 
-  std::vector<portfolio_item> items;
-  for (std::size_t k = 0; k < s.entries.size(); ++k) {
-    if (static_cast<int>(k % static_cast<std::size_t>(options.shards)) != options.shard - 1) {
-      continue;  // another shard's
-    }
-    const suite_entry& e = s.entries[k];
-    for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
-  }
+  const std::vector<portfolio_item> items = portfolio_items(s, options.shard, options.shards);
   std::map<std::string, std::string> sources;  // task -> its sources_sha256
   auto sources_of = [&](const std::string& task) -> const std::string& {
     auto it = sources.find(task);
@@ -167,8 +170,9 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     if (!progress["done"].contains(item.key())) continue;
     const json& done = progress["done"][item.key()];
     if (done.value("sources_sha256", std::string()) == sources_of(item.task)) continue;
-    spdlog::info("{}: its task or candidate files changed since run {}: redone", item.key(),
-                 done.value("run_id", std::int64_t{0}));
+    spdlog::info("{}: its task or candidate files changed since run {}: {}", item.key(),
+                 done.value("run_id", std::int64_t{0}),
+                 options.recorded_only ? "not run yet" : "redone");
     progress["done"].erase(item.key());
   }
 
@@ -192,7 +196,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   }
   // What is left, by entry: an entry's cases are one series on one GPU.
   std::vector<std::vector<std::size_t>> entries;
-  for (std::size_t i = 0; i < items.size(); ++i) {
+  for (std::size_t i = 0; i < items.size() && !options.recorded_only; ++i) {
     if (found[i]) continue;
     if (entries.empty() || items[entries.back().front()].id != items[i].id) entries.emplace_back();
     entries.back().push_back(i);
@@ -277,7 +281,9 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     });
   }
   std::vector<portfolio_outcome> outcomes;
-  for (auto& outcome : found) outcomes.push_back(std::move(*outcome));
+  for (auto& outcome : found) {
+    if (outcome) outcomes.push_back(std::move(*outcome));  // none: left by recorded_only
+  }
   return outcomes;
 }
 

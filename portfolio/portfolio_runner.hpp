@@ -50,6 +50,10 @@ struct portfolio_options {
   // Every case compiled and recorded, none timed, with no GPU looked for: a suite's build
   // checked where there is none. Its progress is another portfolio's than a timed one's.
   bool compile_only = false;
+  // Nothing benched and no GPU looked for: the outcomes are the items that earlier portfolios of
+  // the same suite and protocol recorded, and the items left are left out (--recorded): the
+  // bundle of the cases done so far.
+  bool recorded_only = false;
   // The GPUs to run on (--gpus, choose_gpus): each runs whole entries, one at a time, taking the
   // next entry when it is done with its last, so that every comparison stays on one GPU. Each
   // GPU records its runs through a connection of its own to the same home. None: this
@@ -59,6 +63,10 @@ struct portfolio_options {
   // case is recorded writes its bundle where there is no GPU; unset: gpus as given.
   std::function<std::vector<gpu_lane>()> choose_gpus;
 };
+
+// The suite's cases, in its order, that shard `shard` of `shards` runs: whole entries, those whose
+// index in the suite is shard - 1 modulo shards.
+std::vector<portfolio_item> portfolio_items(const suite& s, int shard = 1, int shards = 1);
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
 // their homes merge (blaster merge) with every run keeping the id its reports cite.
@@ -77,7 +85,7 @@ using portfolio_bench = std::function<bench_report(const bench_options&, store&,
 // sanitized) once, on data that holds every case the entry still times. An item is redone when its
 // task's files or its candidates changed since it was recorded: each entry keeps a SHA-256 over
 // their paths under root and their bytes. Throws cuda::gpu_unavailable when there is no GPU (after
-// the first item says so).
+// the first item says so). With options.recorded_only, only the recorded items come back.
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench);
 

@@ -208,6 +208,22 @@ TEST_F(BlasterCli, TuneFromRunsNeedsNoGpuAndSaysWhereACaseHasNoRun) {
   EXPECT_EQ(both.exit_code, 2) << both.err;
 }
 
+// --recorded benches nothing: in a home that recorded no case of the suite it has no bundle to
+// write, and says where to look; with a flag that benches or picks GPUs it is refused.
+TEST_F(BlasterCli, PortfolioRecordedWithNothingRecordedSaysSo) {
+  std::ofstream(dir_ / "one.json") << R"({"name": "one", "title": "one task", "entries": [
+      {"id": "1", "task": "rmsnorm", "cases": [{"case": "canonical"}]}]})";
+  const std::string suite = "portfolio --suite '" + (dir_ / "one.json").string() + "' --recorded";
+  const auto empty = run(suite + " --out '" + (dir_ / "bundle").string() + "'");
+  EXPECT_EQ(empty.exit_code, 2) << empty.err;
+  EXPECT_NE(empty.err.find("has no case of it recorded"), std::string::npos) << empty.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "bundle"));
+  for (const char* other : {" --fresh", " --compile-only", " --gpus all"}) {
+    const auto refused = run(suite + other);
+    EXPECT_EQ(refused.exit_code, 2) << other << ": " << refused.err;
+  }
+}
+
 // A suite compiled in two shards, each into a home of its own, then merged: the merged home
 // resumes every case, and its runs hold the compilations one process compiling the whole suite
 // records (each variant of the same source, compiled, with the same registers per kernel).

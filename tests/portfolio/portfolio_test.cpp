@@ -67,6 +67,7 @@ class Portfolio : public ::testing::Test {
             .shard = 1,
             .shards = 1,
             .compile_only = false,
+            .recorded_only = false,
             .gpus = {},
             .choose_gpus = {}};
   }
@@ -423,6 +424,50 @@ TEST_F(Portfolio, OnTwoGpusEachTaskRunsWholeOnOneOfThemAndTheTasksRunSideBySide)
   EXPECT_TRUE(none.asked.empty());
   ASSERT_EQ(again.size(), 3U);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(again[i].run_id, outcomes[i].run_id);
+}
+
+// --recorded: the bundle of the cases recorded so far, benching nothing and looking for no GPU;
+// the report names the cases not run yet, and its means are those of the recorded ones.
+TEST_F(Portfolio, RecordedOnlyBenchesNothingAndTheReportNamesTheCasesNotRunYet) {
+  const suite s = two_tasks();
+  store records(dir_ / "home");
+  fake_bench first;
+  first.fail_at = "rmsnorm/canonical";  // killed there: relu's two cases are recorded
+  EXPECT_THROW(static_cast<void>(run_portfolio(s, options_at(), records, std::ref(first))),
+               std::runtime_error);
+
+  fake_bench none;
+  portfolio_options recorded = options_at();
+  recorded.recorded_only = true;
+  recorded.choose_gpus = []() -> std::vector<gpu_lane> {
+    throw cuda::gpu_unavailable("no GPU here");
+  };
+  const auto outcomes = run_portfolio(s, recorded, records, std::ref(none));
+  EXPECT_TRUE(none.asked.empty());
+  ASSERT_EQ(outcomes.size(), 2U);
+  EXPECT_EQ(outcomes[0].item.key(), "relu/canonical");
+  EXPECT_EQ(outcomes[1].item.key(), "relu/large");
+  EXPECT_TRUE(outcomes[0].resumed);
+
+  const auto items = portfolio_items(s);
+  ASSERT_EQ(items.size(), 3U);
+  const json summary = summarize_portfolio(s, outcomes, json(), {items[2]});
+  EXPECT_EQ(summary.at("rows").size(), 2U);
+  EXPECT_EQ(summary.at("not_run"),
+            json::parse(R"([{"id": "036", "task": "rmsnorm", "case": "canonical"}])"));
+  const std::string md = render_portfolio_markdown(summary);
+  EXPECT_NE(md.find("Partial: 2 of the 3 cases are recorded; not run yet: 036 rmsnorm canonical."),
+            std::string::npos)
+      << md;
+  // A whole portfolio's results say nothing of cases not run.
+  EXPECT_FALSE(summarize_portfolio(s, outcomes, json()).contains("not_run"));
+  EXPECT_EQ(render_portfolio_markdown(summarize_portfolio(s, outcomes, json())).find("Partial"),
+            std::string::npos);
+
+  // A shard's items are its entries' cases alone.
+  const auto second = portfolio_items(s, 2, 2);
+  ASSERT_EQ(second.size(), 1U);
+  EXPECT_EQ(second[0].key(), "rmsnorm/canonical");
 }
 
 // On several GPUs the tasks with the most cases start first, so that a long task does not run
