@@ -90,16 +90,16 @@ result_table comparison_table(const run_comparison& c, const std::vector<loaded_
   result_table t;
   t.title = "blaster compare";
   t.preamble = {describe_side("A", a), describe_side("B", b)};
-  t.columns = {{task_column, 0, true},
-               {case_column, 0, true},
-               {variant_column, 0, true},
-               {a_time, 9},
-               {b_time, 9},
-               {ratio_column, 6},
-               {low_column, 6},
-               {high_column, 6},
-               {status_column, 12, true},
-               {note_column, 0, true}};
+  t.columns = {{metric_definition::of(task_column), 0, true},
+               {metric_definition::of(case_column), 0, true},
+               {metric_definition::of(variant_column), 0, true},
+               {metric_definition::of(a_time), 9},
+               {metric_definition::of(b_time), 9},
+               {metric_definition::of(ratio_column), 6},
+               {metric_definition::of(low_column), 6},
+               {metric_definition::of(high_column), 6},
+               {metric_definition::of(status_column), 12, true},
+               {metric_definition::of(note_column), 0, true}};
   for (const auto& row : c.rows) {
     table_row r;
     r.cells = {row.task,

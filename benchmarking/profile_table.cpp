@@ -128,13 +128,13 @@ result_table profile_table(const bench_report& report) {
         "GPU {} ({}, {} SMs) · NVRTC {} · blaster {}", report.device->name, report.device->arch(),
         report.device->sm_count, report.nvrtc, report.blaster_revision));
   }
-  t.columns.push_back({.metric = candidate_column, .width = 9, .left = true});
-  t.columns.push_back({.metric = status_column, .width = 8, .left = true});
+  t.columns.push_back({.metric = metric_definition::of(candidate_column), .width = 9, .left = true});
+  t.columns.push_back({.metric = metric_definition::of(status_column), .width = 8, .left = true});
   std::vector<const variant_metric*> shown;
   for (const auto& m : variant_metrics()) {
     if (!m.counter) continue;
     shown.push_back(&m);
-    t.columns.push_back({.metric = m.info, .width = m.width, .left = false});
+    t.columns.push_back({.metric = metric_definition::of(m.info), .width = m.width, .left = false});
   }
   for (const auto& r : report.results) {
     table_row row;

@@ -182,13 +182,13 @@ result_table bench_table(const bench_report& report, bool console) {
   result_table t;
   t.title = fmt::format("{}, case {}", report.task, report.timed_case);
   t.preamble = bench_preamble(report);
-  t.columns.push_back({.metric = candidate_column, .width = 9, .left = true});
-  t.columns.push_back({.metric = status_column, .width = 8, .left = true});
+  t.columns.push_back({.metric = metric_definition::of(candidate_column), .width = 9, .left = true});
+  t.columns.push_back({.metric = metric_definition::of(status_column), .width = 8, .left = true});
   std::vector<const variant_metric*> shown;
   for (const auto& m : variant_metrics()) {
     if (console && !m.console) continue;
     shown.push_back(&m);
-    t.columns.push_back({.metric = m.info, .width = m.width, .left = false});
+    t.columns.push_back({.metric = metric_definition::of(m.info), .width = m.width, .left = false});
   }
   t.columns.push_back({.metric = {.tag = "verdict",
                                   .name = "verdict (95% interval of the speedup)",
@@ -243,8 +243,8 @@ result_table compile_table(const bench_report& report) {
   // spills or barriers.
   auto count = [](int v) { return v < 0 ? table_cell() : table_cell(static_cast<double>(v)); };
   const std::array<table_column, 8> columns{{
-      {.metric = candidate_column, .width = 9, .left = true},
-      {.metric = status_column, .width = 14, .left = true},
+      {.metric = metric_definition::of(candidate_column), .width = 9, .left = true},
+      {.metric = metric_definition::of(status_column), .width = 14, .left = true},
       {.metric = {.tag = "registers", .name = "regs", .description = "registers per thread",
                   .format = "{:.0f}"},
        .width = 4},

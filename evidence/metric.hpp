@@ -26,7 +26,11 @@ struct metric_definition {
   std::string format;
   bool console = false;
 
-  [[nodiscard]] metric_info info() const { return {tag, name, unit, description, format}; }
+  // The owning copy of a quantity defined in code.
+  [[nodiscard]] static metric_definition of(const metric_info& m) {
+    return {std::string(m.tag), std::string(m.name), std::string(m.unit),
+            std::string(m.description), std::string(m.format)};
+  }
 };
 
 }  // namespace blaster

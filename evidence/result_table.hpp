@@ -11,8 +11,9 @@ namespace blaster {
 // A cell: empty (shown as "-"), a number (shown by its column's format), or text.
 using table_cell = std::variant<std::monostate, double, std::string>;
 
+// A column owns its metric's text: a table outlives the definitions it was made from.
 struct table_column {
-  metric_info metric;
+  metric_definition metric;
   int width = 0;      // text tables: the least width
   bool left = false;  // text tables: aligned left (labels and words)
 };

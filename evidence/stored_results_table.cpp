@@ -20,7 +20,7 @@ std::vector<metric_definition> shown_metrics(const std::vector<stored_result>& r
 
 void add_metric_columns(result_table& table, const std::vector<metric_definition>& metrics) {
   for (const auto& m : metrics) {
-    table.columns.push_back({.metric = m.info(),
+    table.columns.push_back({.metric = m,
                              .width = static_cast<int>(std::max<std::size_t>(m.name.size(), 8)),
                              .left = false});
   }

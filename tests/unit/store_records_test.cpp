@@ -306,5 +306,27 @@ TEST_F(StoreRecords, ADiagnosisIsKeptBesideItsResultAndShown) {
   EXPECT_EQ(std::get<double>(t.rows[0].cells.back()), 76.2);
 }
 
+// A table is rendered after the definitions it came from are gone (show, the bundle's reports):
+// its columns keep their own text, so that a later change to those definitions is not seen.
+TEST_F(StoreRecords, AStoredResultsTableOwnsItsColumnsText) {
+  const std::int64_t run = s_.begin_run("blaster bench", "rmsnorm", "");
+  s_.record_variant_result(run, variant_result_record{.candidate = "rmsnorm_vec",
+                                                      .variant = "rmsnorm_vec[VEC=4]",
+                                                      .status = "passed",
+                                                      .metrics = {{"time_us", 7.5}}});
+  std::vector<metric_definition> definitions{{.tag = "time_us",
+                                              .name = "time us",
+                                              .unit = "us",
+                                              .description = "median time",
+                                              .format = "{:.2f}"}};
+  const result_table t = stored_results_table(run_catalog(s_).results_of(run), definitions, false);
+  // Overwritten in place, as freed storage is by the next allocation.
+  definitions[0].name.assign("XXXXXXX");
+  definitions[0].format.assign("{:}}}}");
+  ASSERT_EQ(t.columns.size(), 3U);
+  EXPECT_EQ(t.columns[2].metric.name, "time us");
+  EXPECT_EQ(format_cell(t.columns[2], t.rows[0].cells[2]), "7.50");
+}
+
 }  // namespace
 }  // namespace blaster
