@@ -20,9 +20,10 @@ struct suite_entry {
   // [% of the copy bandwidth] what the entry's largest case must reach where the suite's
   // default (portfolio_report.hpp) does not apply.
   std::optional<double> bandwidth_goal_pct = std::nullopt;
-  // [% of the roofline floor] instead: the floor over the time, the floor being the task's
-  // bytes at the measured ceilings of their mix (a read-only op against the read bandwidth,
-  // e.g. attention's 80% of what its KV-cache bytes allow).
+  // [% of the roofline floor] instead, at every case timed outside graph mode: the floor over
+  // the time, the floor being the task's bytes at the measured ceilings of their mix (a
+  // read-only op against the read bandwidth, e.g. attention's 80% of what its KV-cache bytes
+  // allow, at one sequence of 32k as at 64 of 1k).
   std::optional<double> roofline_goal_pct = std::nullopt;
 };
 
