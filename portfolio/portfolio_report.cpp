@@ -118,7 +118,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
   // The bandwidth goal holds at each entry's largest case timed outside graph mode: smaller
   // sizes are served from the L2 or wait on latency, and are held against PyTorch alone. A
   // roofline goal holds at every such case: its floor already counts what each case must move
-  // (attention's KV cache, which a short batch at long context streams as a long one does).
+  // (attention's KV cache, at one sequence of 32k as at 64 of 8k).
   std::map<std::string, const portfolio_outcome*> largest;
   for (const auto& o : outcomes) {
     if (o.report.timing.mode == timing_mode::graph) continue;
