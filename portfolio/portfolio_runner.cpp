@@ -34,29 +34,9 @@ json progress_identity(const suite& s, int sessions, bool compile_only) {
   return identity;
 }
 
-// What makes a recorded item still valid besides the identity: the bytes of the task's files
-// (tasks/<task>/), of its candidates, of the shared headers they may include (kernels/common/)
-// and of the tuned tables bench takes their configurations from (kernels/<task>/tuned/), each
-// named by its path under root so that a renamed or removed file changes the digest too.
-std::string sources_sha256(const std::filesystem::path& root, const std::string& task) {
-  std::set<std::string> files;  // relative to root, so sorted in a stable order
-  auto add = [&](const std::filesystem::path& file) {
-    files.insert(file.lexically_relative(root).generic_string());
-  };
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "tasks" / task)) {
-    if (entry.is_regular_file()) add(entry.path());
-  }
-  for (const auto& file : discover_candidates(root, task, {})) add(file);
-  if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(tuned)) {
-      if (entry.is_regular_file()) add(entry.path());
-    }
-  }
-  if (const auto common = common_headers_folder(root); std::filesystem::is_directory(common)) {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(common)) {
-      if (entry.is_regular_file()) add(entry.path());
-    }
-  }
+// The digest of a list of files under root, each named by its path so that a renamed or
+// removed file changes it too.
+std::string files_sha256(const std::filesystem::path& root, const std::set<std::string>& files) {
   sha256_hasher hasher;
   for (const auto& file : files) {
     // A path holds no NUL and a digest is 64 digits: the concatenation reads back one way.
@@ -72,6 +52,47 @@ std::string minutes(double seconds) {
 }
 
 }  // namespace
+
+task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task) {
+  std::set<std::string> files;  // relative to root, so sorted in a stable order
+  auto add = [&](const std::filesystem::path& file) {
+    files.insert(file.lexically_relative(root).generic_string());
+  };
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "tasks" / task)) {
+    if (entry.is_regular_file()) add(entry.path());
+  }
+  const std::filesystem::path common = common_headers_folder(root);
+  bool every_header = false;  // a candidate whose includes are not known reaches them all
+  std::set<std::string> included;
+  for (const auto& file : discover_candidates(root, task, {})) {
+    add(file);
+    const candidate_file read = read_candidate(file, {}, common);
+    // Without a plan its includes were not resolved (unread, refused, a plan error): any header
+    // may be one of them, or one it names may appear.
+    if (!read.plan) every_header = true;
+    for (const auto& h : read.headers) included.insert(h.name);  // "common/NAME.cuh"
+  }
+  if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(tuned)) {
+      if (entry.is_regular_file()) add(entry.path());
+    }
+  }
+  std::set<std::string> all_common;
+  if (std::filesystem::is_directory(common)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(common)) {
+      if (entry.is_regular_file())
+        all_common.insert(entry.path().lexically_relative(root).generic_string());
+    }
+  }
+  std::set<std::string> with_all = files;
+  with_all.insert(all_common.begin(), all_common.end());
+  std::set<std::string> exact = files;
+  for (const auto& name : included) {
+    exact.insert((common.parent_path() / name).lexically_relative(root).generic_string());
+  }
+  return {.exact = files_sha256(root, every_header ? with_all : exact),
+          .every_common_header = files_sha256(root, with_all)};
+}
 
 std::vector<portfolio_item> portfolio_items(const suite& s, int shard, int shards) {
   std::vector<portfolio_item> items;
@@ -116,8 +137,12 @@ progress_merge merge_portfolio_progress(store& records, const std::filesystem::p
     for (const auto& [key, done] : theirs["done"].items()) {
       const auto run_id = done.value("run_id", std::int64_t{0});
       if (ours["done"].contains(key)) {
-        // The same run's record is the same: its id and its report.
-        if (ours["done"][key] != done) {
+        // The same run's record is the same: its id and its report (its sources' digest may
+        // be of either kind, task_sources).
+        const json& here = ours["done"][key];
+        if (here.value("run_id", std::int64_t{0}) != run_id ||
+            here.value("report_sha256", std::string()) !=
+                done.value("report_sha256", std::string())) {
           out.conflicts.push_back(
               fmt::format("{}: recorded here by run {}, in {} by another run {}", key,
                           ours["done"][key].value("run_id", 0), source.string(), run_id));
@@ -159,17 +184,31 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   std::filesystem::create_directories(progress_path.parent_path());
 
   const std::vector<portfolio_item> items = portfolio_items(s, options.shard, options.shards);
-  std::map<std::string, std::string> sources;  // task -> its sources_sha256
-  auto sources_of = [&](const std::string& task) -> const std::string& {
+  std::map<std::string, task_sources> sources;  // by task
+  auto sources_of = [&](const std::string& task) -> const task_sources& {
     auto it = sources.find(task);
-    if (it == sources.end()) it = sources.emplace(task, sources_sha256(options.root, task)).first;
+    if (it == sources.end())
+      it = sources.emplace(task, task_sources_sha256(options.root, task)).first;
     return it->second;
   };
+  // An item recorded with every shared header in its digest holds as well, and from now on
+  // carries the exact one: written at once, with the stale items still in it.
+  bool upgraded = false;
+  for (const auto& item : items) {
+    if (!progress["done"].contains(item.key())) continue;
+    json& done = progress["done"][item.key()];
+    const task_sources& now = sources_of(item.task);
+    if (done.value("sources_sha256", std::string()) == now.every_common_header) {
+      done["sources_sha256"] = now.exact;
+      upgraded = true;
+    }
+  }
+  if (upgraded) write_file_atomically(progress_path, progress.dump(1) + "\n");
   // An item recorded for other sources is stale: its entry is dropped, so that it is redone.
   for (const auto& item : items) {
     if (!progress["done"].contains(item.key())) continue;
     const json& done = progress["done"][item.key()];
-    if (done.value("sources_sha256", std::string()) == sources_of(item.task)) continue;
+    if (done.value("sources_sha256", std::string()) == sources_of(item.task).exact) continue;
     spdlog::info("{}: its task or candidate files changed since run {}: {}", item.key(),
                  done.value("run_id", std::int64_t{0}),
                  options.recorded_only ? "not run yet" : "redone");
@@ -256,7 +295,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       const std::lock_guard lock(recording);
       progress["done"][item.key()] = {{"run_id", report.run_id},
                                       {"report_sha256", report_sha256},
-                                      {"sources_sha256", sources_of(item.task)}};
+                                      {"sources_sha256", sources_of(item.task).exact}};
       write_file_atomically(progress_path, progress.dump(1) + "\n");
       found[i] = {item, report.run_id, report, /*resumed=*/false};
       ++benched;

@@ -68,6 +68,18 @@ struct portfolio_options {
 // index in the suite is shard - 1 modulo shards.
 std::vector<portfolio_item> portfolio_items(const suite& s, int shard = 1, int shards = 1);
 
+// What a recorded item of a task holds for: SHA-256 over the paths under root and the bytes of
+// the task's files (tasks/<task>/), its candidates, the shared headers they include
+// (kernels/common/, as read_candidate finds them) and the tuned tables bench takes their
+// configurations from (kernels/<task>/tuned/). `exact` names the included headers only, or every
+// shared header where a candidate file has no plan (unread, refused): its includes are unknown. An
+// item recorded with `every_common_header`, as earlier portfolios recorded it, holds as well.
+struct task_sources {
+  std::string exact;
+  std::string every_common_header;
+};
+task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task);
+
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
 // their homes merge (blaster merge) with every run keeping the id its reports cite.
 std::int64_t shard_first_run_id(int shard);
@@ -83,8 +95,8 @@ using portfolio_bench = std::function<bench_report(const bench_options&, store&,
 // and report, and is rewritten atomically after each, so a killed portfolio resumes at the item
 // it was in. The cases of an entry form one warm series: each configuration is gated (and
 // sanitized) once, on data that holds every case the entry still times. An item is redone when its
-// task's files or its candidates changed since it was recorded: each entry keeps a SHA-256 over
-// their paths under root and their bytes. Throws cuda::gpu_unavailable when there is no GPU (after
+// task's files, its candidates, the headers they include or its tuned tables changed since it
+// was recorded (task_sources). Throws cuda::gpu_unavailable when there is no GPU (after
 // the first item says so). With options.recorded_only, only the recorded items come back.
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench);

@@ -308,6 +308,59 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   EXPECT_EQ(rerun().first.size(), 3U);
 }
 
+// A shared header counts for the tasks whose candidates include it, and for no other; a task
+// with a candidate whose includes are not known (refused) counts every one. An item recorded
+// with every shared header in its digest, as earlier portfolios recorded it, still holds.
+TEST_F(Portfolio, AResumeRedoesOnlyTheTasksThatIncludeAChangedSharedHeader) {
+  const fs::path root = dir_ / "root";
+  for (const char* folder :
+       {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm", "kernels/common"}) {
+    fs::create_directories(root / folder);
+    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
+  }
+  auto append = [&](const char* file, const char* text) {
+    std::ofstream(root / file, std::ios::app) << text;
+  };
+  append("kernels/rmsnorm/rmsnorm_vec_regs.cu", "#include \"common/warp_reduce.cuh\"\n");
+  store records(dir_ / "home");
+  const suite s = two_tasks(root);
+  const portfolio_options options = options_at(root);
+  auto asked = [&] {
+    fake_bench bench;
+    static_cast<void>(run_portfolio(s, options, records, std::ref(bench)));
+    return bench.asked;
+  };
+  EXPECT_EQ(asked().size(), 3U);
+
+  append("kernels/common/bf16_pack.cuh", "// edited\n");  // included by neither task
+  EXPECT_TRUE(asked().empty());
+  append("kernels/common/warp_reduce.cuh", "// edited\n");
+  EXPECT_EQ(asked(), std::vector<std::string>{"rmsnorm/canonical task's mode"});
+
+  // Recorded with every shared header: resumed, and rewritten with the exact digest.
+  const fs::path progress_path = portfolio_progress_file(records, s);
+  json progress = json::parse(read_file(progress_path));
+  for (auto& [key, done] : progress.at("done").items()) {
+    const std::string task = key.substr(0, key.find('/'));
+    const task_sources now = task_sources_sha256(root, task);
+    EXPECT_NE(now.exact, now.every_common_header);
+    done["sources_sha256"] = now.every_common_header;
+  }
+  write_file_atomically(progress_path, progress.dump(1));
+  EXPECT_TRUE(asked().empty());
+  progress = json::parse(read_file(progress_path));
+  EXPECT_EQ(progress.at("done").at("relu/large").at("sources_sha256"),
+            task_sources_sha256(root, "relu").exact);
+
+  // A candidate whose include is refused: relu now counts every shared header.
+  append("kernels/relu/relu_refused.cu", "#include \"common/no_such_header.cuh\"\n");
+  EXPECT_EQ(asked().size(), 2U);  // the new file itself
+  const task_sources relu = task_sources_sha256(root, "relu");
+  EXPECT_EQ(relu.exact, relu.every_common_header);
+  append("kernels/common/bf16_pack.cuh", "// edited again\n");
+  EXPECT_EQ(asked(), (std::vector<std::string>{"relu/canonical task's mode", "relu/large hot"}));
+}
+
 // A portfolio in shards: each shard's home holds its share of the entries, its runs numbered
 // apart; merged, they resume as one portfolio that benches nothing and writes a bundle that
 // verifies.
@@ -350,8 +403,17 @@ TEST_F(Portfolio, ShardsMergeIntoOneHomeThatWritesTheWholeBundle) {
   const bundle_verification v = verify_bundle(out, nullptr);
   EXPECT_TRUE(v.ok()) << (v.problems.empty() ? "" : v.problems[0].detail);
 
-  // Merging a shard again changes nothing; an item another run recorded here is named.
-  EXPECT_EQ(merge_portfolio_progress(merged, dir_ / "shard1").items_added, 0);
+  // Merging a shard again changes nothing, whatever kind of sources digest either side holds
+  // (task_sources); an item another run recorded here is named.
+  {
+    const fs::path shard1 = portfolio_progress_file(store(dir_ / "shard1"), s);
+    json progress = json::parse(read_file(shard1));
+    for (auto& [key, done] : progress.at("done").items()) done["sources_sha256"] = "another kind";
+    write_file_atomically(shard1, progress.dump(1));
+  }
+  const progress_merge again = merge_portfolio_progress(merged, dir_ / "shard1");
+  EXPECT_EQ(again.items_added, 0);
+  EXPECT_TRUE(again.conflicts.empty()) << again.conflicts.front();
   {
     store other(dir_ / "other");
     other.number_runs_from(shard_first_run_id(1));
