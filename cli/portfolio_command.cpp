@@ -1,6 +1,5 @@
 // blaster portfolio --suite NAME: a whole suite under the confirmation protocol, published as
 // an evidence bundle.
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <tuple>
@@ -200,20 +199,14 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
           return run_bench(o, r, &series);
         });
     if (options.compile_only) return print_compiled(outcomes, global.json);
-    std::vector<portfolio_item> not_run;
-    for (const auto& item : portfolio_items(s, options.shard, options.shards)) {
-      if (std::none_of(outcomes.begin(), outcomes.end(),
-                       [&](const portfolio_outcome& o) { return o.item.key() == item.key(); })) {
-        not_run.push_back(item);
-      }
-    }
     if (options.recorded_only && outcomes.empty()) {
       BLASTER_INPUT_ERROR(
           "suite {}: this home ({}) has no case of it recorded under its protocol; run the "
           "portfolio without --recorded, or give --home the home that ran it",
           s.name, records.home().string());
     }
-    const nlohmann::json summary = summarize_portfolio(s, outcomes, pytorch, not_run);
+    const nlohmann::json summary =
+        summarize_portfolio(s, outcomes, pytorch, items_not_run(s, options, outcomes));
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
     if (global.json) {
       std::cout << summary.dump(2) << '\n';

@@ -86,12 +86,12 @@ task_sources task_sources_sha256(const std::filesystem::path& root, const std::s
   }
   std::set<std::string> with_all = files;
   with_all.insert(all_common.begin(), all_common.end());
-  std::set<std::string> exact = files;
+  const std::string every = files_sha256(root, with_all);
+  if (every_header) return {.exact = every, .every_common_header = every};
   for (const auto& name : included) {
-    exact.insert((common.parent_path() / name).lexically_relative(root).generic_string());
+    files.insert((common.parent_path() / name).lexically_relative(root).generic_string());
   }
-  return {.exact = files_sha256(root, every_header ? with_all : exact),
-          .every_common_header = files_sha256(root, with_all)};
+  return {.exact = files_sha256(root, files), .every_common_header = every};
 }
 
 std::vector<portfolio_item> portfolio_items(const suite& s, int shard, int shards) {
@@ -102,6 +102,17 @@ std::vector<portfolio_item> portfolio_items(const suite& s, int shard, int shard
     for (const auto& c : e.cases) items.push_back({e.id, e.task, c.name, c.mode});
   }
   return items;
+}
+
+std::vector<portfolio_item> items_not_run(const suite& s, const portfolio_options& options,
+                                          const std::vector<portfolio_outcome>& outcomes) {
+  std::set<std::string> done;
+  for (const auto& o : outcomes) done.insert(o.item.key());
+  std::vector<portfolio_item> left;
+  for (auto& item : portfolio_items(s, options.shard, options.shards)) {
+    if (!done.contains(item.key())) left.push_back(std::move(item));
+  }
+  return left;
 }
 
 std::int64_t shard_first_run_id(int shard) { return std::int64_t{shard} * 1'000'000; }

@@ -103,6 +103,11 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
 
 std::filesystem::path portfolio_progress_file(const store& records, const suite& s);
 
+// The items of options' shard with no outcome among `outcomes` (what --recorded left out), in the
+// suite's order.
+std::vector<portfolio_item> items_not_run(const suite& s, const portfolio_options& options,
+                                          const std::vector<portfolio_outcome>& outcomes);
+
 // What merging a home's portfolio progress into another's came to.
 struct progress_merge {
   int items_added = 0;
