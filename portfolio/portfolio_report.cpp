@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -60,6 +61,20 @@ const suite_entry& entry_of(const suite& s, const std::string& id) {
     if (e.id == id) return e;
   }
   BLASTER_THROW("suite {} has no entry {}", s.name, id);
+}
+
+std::string first_line(std::string_view text) {
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+// Text fit for one cell of a markdown table: one line, its bars escaped.
+std::string table_cell(std::string_view text) {
+  std::string out;
+  for (const char c : first_line(text)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
 }
 
 std::string fixed(const json& j, const char* key, const char* format) {
@@ -319,13 +334,25 @@ std::string render_portfolio_markdown(const json& summary) {
   md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string misses;
   std::string no_goal;
+  // A method's failure is a traceback of many lines: the cell names it, a note under the table
+  // gives its first line, and pytorch.json keeps the whole.
+  std::vector<std::string> failures;
   for (const auto& row : summary.at("rows")) {
     const json& b = row.at("best");
     auto ratio = [&](const char* method) {
       if (!row.contains("pytorch") || !row["pytorch"].contains(method)) return std::string("-");
       const json& m = row["pytorch"][method];
-      return m.contains("ratio") ? fmt::format("{:.2f}", m["ratio"].get<double>())
-                                 : m.value("status", "-");
+      if (m.contains("ratio")) return fmt::format("{:.2f}", m["ratio"].get<double>());
+      const std::string status = m.value("status", "-");
+      if (!status.starts_with("failed")) return table_cell(status);
+      // "failed: why" as the script writes it; the note gives the why.
+      std::string_view why = status;
+      why.remove_prefix(std::min(why.size(), why.find(':') + 1));
+      why.remove_prefix(std::min(why.size(), why.find_first_not_of(' ')));
+      failures.push_back(fmt::format("{} {} {} {}: {}", row.value("id", ""),
+                                     row.value("task", ""), row.value("case", ""), method,
+                                     first_line(why.empty() ? status : why)));
+      return fmt::format("failed [{}]", failures.size());
     };
     // The floor over the time, or for a case timed in graph mode its time over an empty kernel's.
     std::string roof = "-";
@@ -362,6 +389,12 @@ std::string render_portfolio_markdown(const json& summary) {
       // Why, where the counters were collected: the best variant's diagnosis.
       const json diagnosis = b.is_null() ? json() : b.value("diagnosis", json());
       misses += diagnosis.is_string() ? fmt::format("; {}\n", diagnosis.get<std::string>()) : "\n";
+    }
+  }
+  if (!failures.empty()) {
+    md += "\nPyTorch methods that failed (the whole message in pytorch.json):\n\n";
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+      md += fmt::format("{}. {}\n", i + 1, failures[i]);
     }
   }
   const json& means = summary.at("geometric_means");
