@@ -29,7 +29,7 @@ using steady = std::chrono::steady_clock;
                                 std::uint64_t address_space_bytes) {
   ::setpgid(0, 0);  // its own group, so that a kill reaches whatever it starts
   if (directory != nullptr && ::chdir(directory) != 0) ::_exit(126);
-  if (address_space_bytes > 0) {
+  if (address_space_caps_apply && address_space_bytes > 0) {
     const rlimit cap{.rlim_cur = address_space_bytes, .rlim_max = address_space_bytes};
     const rlimit no_core{.rlim_cur = 0, .rlim_max = 0};
     if (::setrlimit(RLIMIT_AS, &cap) != 0 || ::setrlimit(RLIMIT_CORE, &no_core) != 0) {

@@ -44,6 +44,15 @@ struct worker_limits {
   std::vector<std::string> environment;
 };
 
+// Whether worker_limits::address_space_bytes is applied. An AddressSanitizer build reserves
+// terabytes of shadow address space as it starts, so its children could not start under any
+// cap: such a build (scripts/test.sh --sanitize) runs them uncapped.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool address_space_caps_apply = false;
+#else
+inline constexpr bool address_space_caps_apply = true;
+#endif
+
 // Runs argv (argv[0] is a path) as a child in its own process group, reads the lines it writes to
 // worker_result_fd, and kills the whole group when the deadline passes. A crash or a hang ends
 // only the child; the parent always gets an outcome. on_message, if given, sees each line as it
