@@ -349,8 +349,8 @@ std::string render_portfolio_markdown(const json& summary) {
       std::string_view why = status;
       why.remove_prefix(std::min(why.size(), why.find(':') + 1));
       why.remove_prefix(std::min(why.size(), why.find_first_not_of(' ')));
-      failures.push_back(fmt::format("{} {} {} {}: {}", row.value("id", ""),
-                                     row.value("task", ""), row.value("case", ""), method,
+      failures.push_back(fmt::format("{} {} {} {}: {}", row.value("id", ""), row.value("task", ""),
+                                     row.value("case", ""), method,
                                      first_line(why.empty() ? status : why)));
       return fmt::format("failed [{}]", failures.size());
     };

@@ -795,8 +795,7 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   EXPECT_NE(md.find("Measured by blaster at revision 0123abc"), std::string::npos) << md;
   // A failed method's traceback stays out of the table: its cell points to a note of one line.
   EXPECT_NE(md.find("| 1.20 | failed [1] |"), std::string::npos) << md;
-  EXPECT_NE(md.find("\n1. 019 relu canonical compile: InductorError: boom\n"),
-            std::string::npos)
+  EXPECT_NE(md.find("\n1. 019 relu canonical compile: InductorError: boom\n"), std::string::npos)
       << md;
   EXPECT_EQ(md.find("x.py"), std::string::npos) << md;
   EXPECT_NE(
