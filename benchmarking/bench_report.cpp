@@ -72,6 +72,8 @@ diagnostics diagnostics_from_json(const json& j) {
 
 json to_json(const variant_result& r) {
   const double compile_s = r.compile_ms / 1000.0;
+  double sanitizer_s = 0.0;
+  for (const auto& tool : r.sanitizer) sanitizer_s += tool.wall_s;
   json item = {
       {"candidate", r.candidate},
       {"variant", r.label},
@@ -96,13 +98,15 @@ json to_json(const variant_result& r) {
       {"gated_on", optional_text(r.gated_on)},
       {"timed_on", optional_text(r.timed_on)},
       {"timing_s", r.timing_s},
-      // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate and its
-      // first timing session, each an evaluation of its own.
+      // One candidate's time to a verdict: its compile (cold unless cache_hit), its gate, the
+      // sanitizer's tools (with --sanitize) and its first timing session, each an evaluation of
+      // its own.
       {"time_to_verdict",
        {{"compile_s", compile_s},
         {"gate_s", r.gate_s},
+        {"sanitizer_s", sanitizer_s},
         {"timing_s", r.first_timing_s},
-        {"total_s", compile_s + r.gate_s + r.first_timing_s},
+        {"total_s", compile_s + r.gate_s + sanitizer_s + r.first_timing_s},
         {"gate_profile_ms", r.gate_profile},
         {"timing_profile_ms", r.timing_profile}}},
       {"timing", optional_json(r.timing)},

@@ -65,7 +65,7 @@ sanitizer_report parse_sanitizer_log(const std::string& tool, const std::string&
 }
 
 nlohmann::json to_json(const sanitizer_report& r) {
-  nlohmann::json j = {{"tool", r.tool}, {"errors", r.errors}, {"log", r.log}};
+  nlohmann::json j = {{"tool", r.tool}, {"errors", r.errors}, {"log", r.log}, {"wall_s", r.wall_s}};
   if (!r.first_error.empty()) j["first_error"] = r.first_error;
   if (!r.failure.empty()) j["failure"] = r.failure;
   return j;
@@ -76,7 +76,8 @@ sanitizer_report sanitizer_report_from_json(const nlohmann::json& j) {
           .errors = j.at("errors").get<int>(),
           .first_error = j.value("first_error", std::string()),
           .log = j.at("log").get<std::string>(),
-          .failure = j.value("failure", std::string())};
+          .failure = j.value("failure", std::string()),
+          .wall_s = j.value("wall_s", 0.0)};  // not kept before the tools were timed
 }
 
 sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
@@ -108,6 +109,7 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
       std::filesystem::remove(log_file, ignored);
     }
     sanitizer_report report = parse_sanitizer_log(tool, log);
+    report.wall_s = answer.wall_s;
     if (report.errors == 0 && answer.exit_code == errors_exit_code) report.errors = 1;
     if (!answer.result) {
       report.failure = answer.why;

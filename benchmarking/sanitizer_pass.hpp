@@ -29,6 +29,7 @@ struct sanitizer_report {
   std::string first_error;  // the first line of its first report, without the ===== prefix
   std::string log;          // the head of its log
   std::string failure;      // the worker did not finish under it: why (not a rejection)
+  double wall_s = 0.0;      // [s] the worker's run under the tool, its start included
 };
 
 struct sanitizer_outcome {

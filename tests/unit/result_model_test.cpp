@@ -86,8 +86,8 @@ check_evidence evidence() {
                       .sha256_after = "ef",
                       .first_index = 9,
                       .differing_elements = 2}},
-          .nondeterministic = run_difference{
-              .buffer = "out", .run = 3, .first_index = 5, .differing_elements = 1}};
+          .nondeterministic =
+              run_difference{.buffer = "out", .run = 3, .first_index = 5, .differing_elements = 1}};
 }
 
 error_metrics metrics() {
@@ -169,6 +169,7 @@ variant_result variant() {
   sanitizer_report racecheck;
   racecheck.tool = "racecheck";
   racecheck.log = "===== 0 errors";
+  racecheck.wall_s = 3.5;
   r.sanitizer = {racecheck};
   r.gate_s = 1.2;
   r.gate_profile = {{"context", 300.0}, {"run", 50.0}};
@@ -288,6 +289,18 @@ TEST(ResultModel, PoisonedLaunchesRecordedWithoutPausedLaunchesRead) {
   EXPECT_TRUE(p.paused_us.empty());
   EXPECT_EQ(p.pause_us, 0.0);
   EXPECT_EQ(p.control_us, poisoned().control_us);
+}
+
+// The sanitizer's tools are part of a candidate's time to its verdict; a record from before
+// they were timed reads as zero.
+TEST(ResultModel, TheSanitizersToolsCountInTheTimeToAVerdict) {
+  const json t = to_json(variant()).at("time_to_verdict");
+  EXPECT_DOUBLE_EQ(t.at("sanitizer_s").get<double>(), 3.5);
+  EXPECT_DOUBLE_EQ(t.at("total_s").get<double>(),
+                   t.at("compile_s").get<double>() + 1.2 + 3.5 + 2.4);
+  json old = to_json(variant().sanitizer.front());
+  old.erase("wall_s");
+  EXPECT_EQ(sanitizer_report_from_json(old).wall_s, 0.0);
 }
 
 // One name per quantity: the model's JSON uses the names the tables and the store use.
