@@ -28,18 +28,9 @@ const json& first_row(const json& records, const char* table) {
   return rows.is_array() && !rows.empty() ? rows.front() : null_value;
 }
 
-// Text safe inside a Markdown table cell: one line, no cell separators.
-std::string cell(std::string text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r' || c == '\t') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
+// A Markdown table cell, "-" where there is nothing to show.
+std::string cell(std::string_view text) {
+  std::string out = markdown_cell(text);
   return out.empty() ? "-" : out;
 }
 

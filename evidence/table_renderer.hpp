@@ -34,4 +34,7 @@ std::unique_ptr<table_renderer> make_renderer(std::string_view name);
 // "table, json, md or csv"
 std::string output_format_choices();
 
+// Text safe inside a Markdown table cell: one line, no cell separators.
+std::string markdown_cell(std::string_view text);
+
 }  // namespace blaster

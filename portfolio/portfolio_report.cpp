@@ -16,6 +16,7 @@
 #include "evidence/evidence_bundle.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
+#include "evidence/table_renderer.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_figure.hpp"
 
@@ -65,16 +66,6 @@ const suite_entry& entry_of(const suite& s, const std::string& id) {
 
 std::string first_line(std::string_view text) {
   return std::string(text.substr(0, text.find('\n')));
-}
-
-// Text fit for one cell of a markdown table: one line, its bars escaped.
-std::string table_cell(std::string_view text) {
-  std::string out;
-  for (const char c : first_line(text)) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 std::string fixed(const json& j, const char* key, const char* format) {
@@ -344,7 +335,7 @@ std::string render_portfolio_markdown(const json& summary) {
       const json& m = row["pytorch"][method];
       if (m.contains("ratio")) return fmt::format("{:.2f}", m["ratio"].get<double>());
       const std::string status = m.value("status", "-");
-      if (!status.starts_with("failed")) return table_cell(status);
+      if (!status.starts_with("failed")) return markdown_cell(status);
       // "failed: why" as the script writes it; the note gives the why.
       std::string_view why = status;
       why.remove_prefix(std::min(why.size(), why.find(':') + 1));

@@ -7,10 +7,8 @@
 #include "evidence/table_renderer.hpp"
 
 namespace blaster {
-namespace {
 
-// Text safe inside a table cell: one line, no cell separators.
-std::string cell(const std::string& text) {
+std::string markdown_cell(std::string_view text) {
   std::string out;
   for (const char c : text) {
     if (c == '|') {
@@ -24,6 +22,8 @@ std::string cell(const std::string& text) {
   return out;
 }
 
+namespace {
+
 class markdown_renderer final : public table_renderer {
   void do_render(const result_table& t, std::ostream& out) const override {
     if (!t.title.empty()) fmt::print(out, "## {}\n\n", t.title);
@@ -32,7 +32,7 @@ class markdown_renderer final : public table_renderer {
     std::string header = "|";
     std::string rule = "|";
     for (const auto& c : t.columns) {
-      header += fmt::format(" {} |", cell(std::string(c.metric.name)));
+      header += fmt::format(" {} |", markdown_cell(c.metric.name));
       rule += c.left ? "---|" : "---:|";
     }
     fmt::print(out, "{}\n{}\n", header, rule);
@@ -47,11 +47,12 @@ class markdown_renderer final : public table_renderer {
             std::holds_alternative<std::monostate>(value)) {
           text = row.summary;
         }
-        line += fmt::format(" {} |", cell(text));
+        line += fmt::format(" {} |", markdown_cell(text));
       }
       fmt::print(out, "{}\n", line);
       const std::string label = row.cells.empty() ? "" : format_cell(t.columns[0], row.cells[0]);
-      for (const auto& d : row.details) details.push_back(fmt::format("- `{}`: {}", label, cell(d)));
+      for (const auto& d : row.details)
+        details.push_back(fmt::format("- `{}`: {}", label, markdown_cell(d)));
     }
     if (!details.empty()) fmt::print(out, "\n{}\n", fmt::join(details, "\n"));
     for (const auto& note : t.notes) fmt::print(out, "\n{}\n", note);
