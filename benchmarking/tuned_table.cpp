@@ -19,9 +19,10 @@ using json = json_reader::json;
 constexpr std::string_view time_key = "time_us";
 constexpr std::string_view interval_key = "interval_us";
 constexpr std::string_view default_key = "default_time_us";
+constexpr std::string_view run_key = "run_id";
 
 bool is_measurement(std::string_view key) {
-  return key == time_key || key == interval_key || key == default_key;
+  return key == time_key || key == interval_key || key == default_key || key == run_key;
 }
 
 std::optional<std::int64_t> size_of_key(std::string_view key) {
@@ -166,6 +167,11 @@ tuned_table read_tuned_table(const std::filesystem::path& file) {
           reader.fail(where, "must be [low, high] in microseconds");
         }
         entry.interval_us = std::make_pair(v[0].get<double>(), v[1].get<double>());
+      } else if (param == run_key) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+          reader.fail(where, "must be the number of the run that measured the entry");
+        }
+        entry.run_id = v.get<std::int64_t>();
       } else {
         if (v.is_object() || v.is_array() || v.is_null()) {
           reader.fail(where, "a param's value must be a string or a number");
@@ -202,6 +208,7 @@ std::filesystem::path write_tuned_table(const std::filesystem::path& folder,
       entry[std::string(interval_key)] = {e.interval_us->first, e.interval_us->second};
     }
     if (e.default_time_us) entry[std::string(default_key)] = *e.default_time_us;
+    if (e.run_id) entry[std::string(run_key)] = *e.run_id;
     doc[std::to_string(e.size)] = std::move(entry);
   }
   for (const auto& [name, value] : table.about) {

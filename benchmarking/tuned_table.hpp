@@ -27,6 +27,7 @@ struct tuned_entry {
   std::optional<double> time_us{};
   std::optional<std::pair<double, double>> interval_us{};  // the time's 95% interval
   std::optional<double> default_time_us{};  // the candidate's default configuration, same run
+  std::optional<std::int64_t> run_id{};     // the run that measured all three
 };
 
 struct tuned_table {

@@ -31,6 +31,7 @@ struct portfolio_flags {
   int sessions = 0;
   std::optional<std::filesystem::path> pytorch;
   std::optional<std::filesystem::path> sign;
+  std::optional<std::filesystem::path> tables;
   std::string arch;
   bool fresh = false;
   bool no_sanitize = false;
@@ -125,8 +126,13 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
       "With --recorded nothing is benched and no GPU looked for: the bundle holds the cases that "
       "earlier portfolios of the suite (or of --shard's share) recorded in this home, and its "
       "report names the cases not run yet. A portfolio run again later finishes the rest.\n\n"
-      "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign); 3 no "
-      "GPU.\n\n"
+      "With --tables DIR the bundle carries the tuned tables that its own runs measured, under "
+      "kernels/<task>/tuned/: write them first with `blaster tune --task T --candidate F --cases "
+      "all --from-runs --out DIR/T/tuned/C` in this home. Every entry must name a run of the "
+      "bundle and be the fastest configuration that run confirmed; tables of other GPUs are left "
+      "out. `blaster verify` holds each entry to its run again.\n\n"
+      "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign, "
+      "--tables); 3 no GPU.\n\n"
       "Examples:\n"
       "  blaster portfolio --suite core10 --out artifacts/core10-h200-v1 --pytorch torch.json\n"
       "  blaster verify artifacts/core10-h200-v1");
@@ -137,6 +143,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--pytorch", f->pytorch, "PyTorch's times, from scripts/benchmark_pytorch.py");
   cmd->add_option("--sign", f->sign, "sign SHA256SUMS with this private key (PREFIX.key)");
+  cmd->add_option("--tables", f->tables,
+                  "put the tuned tables this portfolio's runs measured into the bundle: a folder "
+                  "laid out as kernels/ (<task>/tuned/<candidate>/<table>.json)");
   cmd->add_option("--arch", f->arch, "compile for this target (default: the GPU's)");
   cmd->add_flag("--fresh", f->fresh, "redo every case, whatever an earlier portfolio recorded");
   cmd->add_flag("--no-sanitize", f->no_sanitize,
@@ -205,9 +214,13 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
           "portfolio without --recorded, or give --home the home that ran it",
           s.name, records.home().string());
     }
-    const nlohmann::json summary =
+    const std::vector<bundle_table> tables =
+        f->tables ? tables_for_bundle(*f->tables, outcomes) : std::vector<bundle_table>();
+    nlohmann::json summary =
         summarize_portfolio(s, outcomes, pytorch, items_not_run(s, options, outcomes));
-    write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr);
+    if (!tables.empty()) summary["tuned_tables"] = tuned_tables_json(tables);
+    write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr,
+                           tables);
     if (global.json) {
       std::cout << summary.dump(2) << '\n';
     } else {

@@ -57,7 +57,10 @@ tuned_case best_of(const bench_report& report, const std::string& case_name, std
                                : "no variant of the candidate passed and was confirmed";
     return out;
   }
-  tuned_entry e{.size = size, .params = best->params, .time_us = best->time_us};
+  tuned_entry e{.size = size,
+                .params = best->params,
+                .time_us = best->time_us,
+                .run_id = report.run_id > 0 ? std::optional(report.run_id) : std::nullopt};
   // The speedup's paired-bootstrap interval, over the baseline's time, bounds this time.
   const variant_result* baseline = nullptr;
   for (const variant_result& r : report.results) {

@@ -1,5 +1,6 @@
 // The check of a portfolio bundle's claims against the runs they cite (blaster verify).
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "evidence/bundle_verifier.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_report.hpp"
+#include "portfolio/portfolio_tables.hpp"
 
 namespace blaster {
 
@@ -29,6 +31,7 @@ void check_portfolio_claims(bundle_verification& v) {
     v.problems.push_back({bundle_problem_kind::claim, path, std::move(detail), "", ""});
   };
   std::vector<double> speedups;
+  std::map<std::int64_t, bench_report> cited;  // the rows' runs, for the tuned tables' entries
   for (std::size_t i = 0; i < summary["rows"].size(); ++i) {
     const json& row = summary["rows"][i];
     const std::string where = fmt::format("results.json rows[{}]", i);
@@ -60,7 +63,7 @@ void check_portfolio_claims(bundle_verification& v) {
             fmt::format("its source {}/results.json is missing or not a run's report", folder));
       continue;
     }
-    const bench_report& report = *parsed;
+    const bench_report& report = cited.insert_or_assign(parsed->run_id, *parsed).first->second;
     auto same = [&](const char* what, const json& stated, const json& source) {
       if (stated != source) {
         claim(where, fmt::format("{} is {} but {}/results.json says {}", what, stated.dump(),
@@ -107,6 +110,9 @@ void check_portfolio_claims(bundle_verification& v) {
           fmt::format("speedup_over_baseline is {} but the rows' speedups give {}",
                       stated_mean.dump(), mean));
   }
+  std::map<std::int64_t, const bench_report*> runs;
+  for (const auto& [id, report] : cited) runs.emplace(id, &report);
+  check_bundle_tables(v, runs);
 }
 
 }  // namespace blaster

@@ -8,6 +8,7 @@
 
 #include "evidence/bundle_verifier.hpp"
 #include "portfolio/portfolio_runner.hpp"
+#include "portfolio/portfolio_tables.hpp"
 
 namespace blaster {
 
@@ -32,11 +33,16 @@ std::string render_portfolio_markdown(const nlohmann::json& summary);
 
 // Writes the bundle into `out` (a new or empty folder), whole or not at all: report.md,
 // results.json, figure.svg, suite.json, pytorch.json when given, runs/<id>-<task>-<case>/ (each
-// run's own evidence bundle), SHA256SUMS over every file, and SHA256SUMS.sig with a key.
+// run's own evidence bundle), the tuned tables its runs measured (kernels/<task>/tuned/, from
+// tables_for_bundle), SHA256SUMS over every file, and SHA256SUMS.sig with a key.
 void write_portfolio_bundle(store& records, const suite& s,
                             const std::vector<portfolio_outcome>& outcomes,
                             const nlohmann::json& summary, const nlohmann::json& pytorch,
-                            const std::filesystem::path& out, const ed25519_key* signing_key);
+                            const std::filesystem::path& out, const ed25519_key* signing_key,
+                            const std::vector<bundle_table>& tables = {});
+
+// results.json's "tuned_tables": each table the bundle carries, its path and its entries.
+nlohmann::json tuned_tables_json(const std::vector<bundle_table>& tables);
 
 // The folder of an outcome's run inside the bundle.
 std::string run_folder(const portfolio_item& item);
@@ -45,7 +51,9 @@ std::string run_folder(const portfolio_item& item);
 // appends a problem for each that does not hold: each run's own bundle verifies, and each row's
 // run, case, mode, baseline time and best candidate (chosen by the same rule, with the same
 // time, speedup and interval and roofline percentage) are those of the run it cites; the
-// geometric mean of the speedups is that of the rows. A bundle of one run is left alone.
+// geometric mean of the speedups is that of the rows; each entry of a tuned table under kernels/
+// is the fastest configuration that the run it names confirmed, at the stated time (a run cited
+// by a row). A bundle of one run is left alone.
 void check_portfolio_claims(bundle_verification& verification);
 
 }  // namespace blaster

@@ -329,6 +329,7 @@ TEST_F(TuneFromRuns, EachCaseTakesTheNewestRunThatTimedEveryConfigurationOfTheCa
   const tuned_case& t16 = result.cases[0];
   ASSERT_TRUE(t16.entry.has_value()) << t16.why;
   EXPECT_EQ(t16.run_id, newer);
+  EXPECT_EQ(t16.entry->run_id, newer) << "the entry names the run that measured it";
   // The other file's faster variant is not the candidate's: it is no rival in its table.
   EXPECT_EQ(t16.label, "rms_norm_regs[THREADS=256]");
   EXPECT_EQ(t16.default_label, "rms_norm_regs[THREADS=128]");

@@ -66,7 +66,8 @@ TEST(TunedTable, BlastersTableKeepsItsMeasurementsThroughAWriteAndARead) {
                 .params = {{"VEC", "4"}, {"BLOCK", "32"}, {"LAYOUT", "rows"}, {"TAG", "007"}},
                 .time_us = 2.5,
                 .interval_us = std::make_pair(2.4, 2.6),
-                .default_time_us = 3.75},
+                .default_time_us = 3.75,
+                .run_id = 4000001},
                {.size = 8192, .params = {{"VEC", "8"}, {"BLOCK", "256"}, {"LAYOUT", "rows"}}}};
   const auto path = write_tuned_table(home.path() / "tuned", t);
   EXPECT_EQ(path.filename(),
@@ -81,11 +82,16 @@ TEST(TunedTable, BlastersTableKeepsItsMeasurementsThroughAWriteAndARead) {
   EXPECT_EQ(back.entries[0].time_us, 2.5);
   EXPECT_EQ(back.entries[0].interval_us, std::make_pair(2.4, 2.6));
   EXPECT_EQ(back.entries[0].default_time_us, 3.75);
+  EXPECT_EQ(back.entries[0].run_id, 4000001);
+  EXPECT_FALSE(back.entries[1].run_id);
   EXPECT_EQ(back.entries[1].params.at("BLOCK"), "256");
   EXPECT_FALSE(back.entries[1].time_us);
 
   tuned_table clash = t;
   clash.entries[0].params["time_us"] = "1";
+  EXPECT_THROW(static_cast<void>(write_tuned_table(home.path(), clash)), error);
+  clash = t;
+  clash.entries[0].params["run_id"] = "1";
   EXPECT_THROW(static_cast<void>(write_tuned_table(home.path(), clash)), error);
 }
 
@@ -97,13 +103,15 @@ TEST(TunedTable, AnEntryGoesInItsPlaceBySizeInPlaceOfOneOfTheSameSize) {
            .params = {{"THREADS", "256"}},
            .time_us = 1.0,
            .interval_us = {},
-           .default_time_us = {}});
+           .default_time_us = {},
+           .run_id = {}});
   }
   t.put({.size = 128,
          .params = {{"THREADS", "512"}},
          .time_us = 2.0,
          .interval_us = {},
-         .default_time_us = {}});
+         .default_time_us = {},
+         .run_id = {}});
   ASSERT_EQ(t.entries.size(), 3U);
   EXPECT_EQ(t.entries[0].size, 1);
   EXPECT_EQ(t.entries[1].size, 128);
@@ -128,6 +136,9 @@ TEST(TunedTable, AMalformedTableIsAnInputErrorThatNamesTheEntry) {
   EXPECT_NE(message_of(R"({"16": {"VEC": [4]}})").find("16.VEC"), std::string::npos);
   EXPECT_NE(message_of(R"({"16": {"time_us": "fast"}})").find("microseconds"), std::string::npos);
   EXPECT_NE(message_of(R"({"16": {"interval_us": [1]}})").find("[low, high]"), std::string::npos);
+  EXPECT_NE(
+      message_of(R"({"16": {"run_id": 1.5}})").find("16.run_id: must be the number of the run"),
+      std::string::npos);
   EXPECT_NE(message_of(R"({"16": {}, "016": {}})").find("twice"), std::string::npos);
   EXPECT_NE(message_of(R"({"-4": {}})").find("neither a size"), std::string::npos);
   EXPECT_NE(message_of(R"([1, 2])").find("object of sizes"), std::string::npos);

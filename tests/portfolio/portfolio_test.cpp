@@ -30,6 +30,7 @@
 #include "portfolio/portfolio_figure.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
+#include "portfolio/portfolio_tables.hpp"
 #include "portfolio/suite.hpp"
 
 namespace blaster {
@@ -848,6 +849,171 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
   // A bundle is never written over anything.
   EXPECT_THROW(write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, nullptr),
                input_error);
+}
+
+// The tables a bundle carries are those its own runs measured: each entry names its run and is
+// the fastest configuration that run confirmed, at the time it took. A table that says more than
+// its run is refused when the bundle is written, and found by verify when it is forged after.
+TEST_F(Portfolio, TheBundleCarriesTheTunedTablesItsRunsMeasuredAndVerifyHoldsThemToTheirRuns) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  fake_bench bench;
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(bench));
+  const auto rmsnorm = std::find_if(outcomes.begin(), outcomes.end(), [](const auto& o) {
+    return o.item.key() == "rmsnorm/canonical";
+  });
+  ASSERT_NE(rmsnorm, outcomes.end());
+  const std::int64_t run = rmsnorm->run_id;
+  // The fake runs name no device and time shape n=1: the table of that shape is keyed by n.
+  const std::string name = "device_name=none,dtype=f16.json";
+  const fs::path tables = dir_ / "tables";
+  auto table_with = [&](const std::string& entry, const std::string& candidate,
+                        const std::string& file) {
+    const fs::path path = tables / "rmsnorm" / "tuned" / "fast" / file;
+    fs::create_directories(path.parent_path());
+    write_file_atomically(path, fmt::format(R"({{"1": {}, "candidate": "{}", "task": "rmsnorm"}})",
+                                            entry, candidate));
+    return path;
+  };
+  auto refusal = [&](const std::string& entry, const std::string& candidate = "fast.cu") {
+    fs::remove_all(tables);
+    table_with(entry, candidate, name);
+    try {
+      static_cast<void>(tables_for_bundle(tables, outcomes));
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string honest = fmt::format(R"({{"time_us": 5.0, "run_id": {}}})", run);
+  EXPECT_NE(refusal(fmt::format(R"({{"time_us": 4.0, "run_id": {}}})", run))
+                .find(fmt::format("entry 1: its time is 4 us but run {} timed fast at 5 us", run)),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"time_us": 5.0, "run_id": 999})")
+                .find("entry 1: run 999 is not one of this portfolio's"),
+            std::string::npos);
+  EXPECT_NE(refusal(R"({"time_us": 5.0})").find("entry 1: names no run"), std::string::npos);
+  EXPECT_NE(refusal(honest, "slow.cu").find(fmt::format("run {} has no variant of slow", run)),
+            std::string::npos);
+  const std::int64_t relu_run = outcomes.front().run_id;  // relu's: another task's run
+  EXPECT_NE(refusal(fmt::format(R"({{"time_us": 5.0, "run_id": {}}})", relu_run))
+                .find(fmt::format("run {} is of task relu, not rmsnorm", relu_run)),
+            std::string::npos);
+  {
+    fs::remove_all(tables);
+    const fs::path moved = tables / "rmsnorm" / "tuned" / "fast" / name;
+    fs::create_directories(moved.parent_path());
+    write_file_atomically(moved, fmt::format(R"({{"2": {}, "candidate": "fast.cu"}})", honest));
+    EXPECT_THROW(static_cast<void>(tables_for_bundle(tables, outcomes)), input_error)
+        << "an entry moved to a size its run did not time";
+  }
+
+  // The honest table goes in; another GPU's table is left out.
+  fs::remove_all(tables);
+  table_with(honest, "fast.cu", name);
+  table_with(R"({"time_us": 1.0})", "fast.cu", "device_name=NVIDIA_H200,dtype=f16.json");
+  const std::vector<bundle_table> found = tables_for_bundle(tables, outcomes);
+  ASSERT_EQ(found.size(), 1U);
+  EXPECT_EQ(found[0].path, "kernels/rmsnorm/tuned/fast/" + name);
+  json summary = summarize_portfolio(s, outcomes, json());
+  summary["tuned_tables"] = tuned_tables_json(found);
+  EXPECT_NE(
+      render_portfolio_markdown(summary).find(fmt::format(
+          "- `kernels/rmsnorm/tuned/fast/{}`: 1:  5.00 us (default - us; run {})", name, run)),
+      std::string::npos)
+      << render_portfolio_markdown(summary);
+  const fs::path out = dir_ / "bundle";
+  write_portfolio_bundle(records, s, outcomes, summary, json(), out, nullptr, found);
+  EXPECT_EQ(read_file(out / found[0].path), read_file(tables / "rmsnorm/tuned/fast" / name));
+  bundle_verification clean = verify_bundle(out, nullptr);
+  check_portfolio_claims(clean);
+  EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].detail);
+
+  // Forged after, SHA256SUMS rewritten to match: the hashes hold, the table's claims do not.
+  auto forged_with = [&](const std::string& file, const std::string& bytes) {
+    const fs::path forged = dir_ / "forged";
+    fs::remove_all(forged);
+    fs::copy(out, forged, fs::copy_options::recursive);
+    fs::create_directories((forged / file).parent_path());
+    write_file_atomically(forged / file, bytes);
+    std::string sums = read_file(forged / "SHA256SUMS");
+    if (const auto at = sums.find("  " + file + "\n"); at != std::string::npos) {
+      sums.replace(at - 64, 64, sha256_file_hex(forged / file));
+    } else {
+      sums += sha256_file_hex(forged / file) + "  " + file + "\n";
+    }
+    write_file_atomically(forged / "SHA256SUMS", sums);
+    bundle_verification v = verify_bundle(forged, nullptr);
+    EXPECT_TRUE(v.ok()) << (v.problems.empty() ? "" : v.problems[0].detail);
+    check_portfolio_claims(v);
+    return v;
+  };
+  {
+    const auto v =
+        forged_with(found[0].path, fmt::format(R"({{"1": {{"time_us": 4.5, "run_id": {}}}, )"
+                                               R"("candidate": "fast.cu"}})",
+                                               run));
+    ASSERT_EQ(v.problems.size(), 1U);
+    EXPECT_EQ(v.problems[0].kind, bundle_problem_kind::claim);
+    EXPECT_EQ(v.problems[0].path, found[0].path);
+    EXPECT_NE(v.problems[0].detail.find("entry 1: its time is 4.5 us"), std::string::npos)
+        << v.problems[0].detail;
+  }
+  {
+    // A table added where no run stands behind it, under another candidate's folder.
+    const auto v = forged_with("kernels/rmsnorm/tuned/slow/" + name,
+                               fmt::format(R"({{"1": {}, "candidate": "fast.cu"}})", honest));
+    ASSERT_EQ(v.problems.size(), 1U);
+    EXPECT_NE(v.problems[0].detail.find("is the table of fast.cu, in the folder of slow"),
+              std::string::npos)
+        << v.problems[0].detail;
+  }
+  {
+    const auto v = forged_with("kernels/rmsnorm/notes.txt", "trust me\n");
+    ASSERT_EQ(v.problems.size(), 1U);
+    EXPECT_NE(v.problems[0].detail.find("is not a tuned table"), std::string::npos);
+  }
+}
+
+// An entry is the fastest configuration its run confirmed: not a slower one, and not one that
+// the run screened out after one session, however fast that session was.
+TEST(PortfolioTables, AnEntryIsTheFastestConfigurationItsRunConfirmed) {
+  bench_report run;
+  run.run_id = 7;
+  run.task = "swiglu";
+  run.timed_shape = "T=16 I=14336";
+  auto variant = [](const std::string& vec, double us, bool screened) {
+    variant_result r;
+    r.candidate = "swiglu_packs";
+    r.label = "swiglu_packs[VEC=" + vec + "]";
+    r.params = {{"VEC", vec}};
+    r.status = "passed";
+    r.time_us = us;
+    r.screened = screened;
+    return r;
+  };
+  run.results = {variant("2", 3.0, /*screened=*/true), variant("4", 4.0, false),
+                 variant("8", 5.0, false)};
+  const std::map<std::int64_t, const bench_report*> runs = {{7, &run}};
+  auto problems_of = [&](const std::string& vec, double us, const std::string& shape = "14336") {
+    tuned_table t;
+    t.key = {{"I", shape}, {"device_name", "none"}, {"dtype", "bf16"}};
+    t.about = {{"candidate", "swiglu_packs.cu"}};
+    t.entries = {{.size = 16,
+                  .params = {{"VEC", vec}},
+                  .time_us = us,
+                  .interval_us = {},
+                  .default_time_us = {},
+                  .run_id = 7}};
+    const auto problems = table_claim_problems(t, "swiglu", runs);
+    return problems.empty() ? std::string("holds") : problems.front();
+  };
+  EXPECT_EQ(problems_of("4", 4.0), "holds");
+  EXPECT_EQ(problems_of("8", 5.0), "entry 16: run 7 confirmed swiglu_packs[VEC=4] faster, at 4 us");
+  EXPECT_EQ(problems_of("2", 3.0),
+            "entry 16: run 7 did not confirm swiglu_packs[VEC=2] (screened out)");
+  EXPECT_EQ(problems_of("4", 4.0, "28672"),
+            "entry 16: run 7 timed I=14336, the table's shape has 28672");
 }
 
 }  // namespace
