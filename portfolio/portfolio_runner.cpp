@@ -226,6 +226,33 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     progress["done"].erase(item.key());
   }
 
+  // A case whose bench finished while its progress was not yet written (the process stopped in
+  // between, as scancel stops it) is taken from its run, not redone: the newest run with the
+  // command this portfolio began it with, after the run it noted then, for the same sources.
+  bool adopted = false;
+  for (const auto& item : items) {
+    if (!progress.contains("pending") || !progress["pending"].contains(item.key())) continue;
+    const json pending = progress["pending"][item.key()];
+    progress["pending"].erase(item.key());
+    if (progress["done"].contains(item.key()) ||
+        pending.value("sources_sha256", std::string()) != sources_of(item.task).exact) {
+      continue;
+    }
+    statement run = records.db().prepare(
+        "SELECT id, report_sha256 FROM runs WHERE id > ?1 AND command = ?2 AND status IN "
+        "('completed', 'compiled') AND report_sha256 <> '' ORDER BY id DESC LIMIT 1");
+    run.bind(1, pending.value("after_run", std::int64_t{0}));
+    run.bind(2, pending.value("command", std::string()));
+    if (!run.step()) continue;
+    spdlog::info("{}: run {} finished before the portfolio stopped; it is the case's record",
+                 item.key(), run.column_int64(0));
+    progress["done"][item.key()] = {{"run_id", run.column_int64(0)},
+                                    {"report_sha256", run.column_text(1)},
+                                    {"sources_sha256", pending["sources_sha256"]}};
+    adopted = true;
+  }
+  if (adopted) write_file_atomically(progress_path, progress.dump(1) + "\n");
+
   // Recorded by an earlier portfolio: its report comes back from the store, not the GPU.
   std::vector<std::optional<portfolio_outcome>> found(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -297,6 +324,17 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         b.mode_given = true;
       }
       b.command = fmt::format("{} · {} case {}", options.command, item.task, item.case_name);
+      {
+        // Noted before the bench, so that a stop after its run is recorded and before the
+        // progress is written finds that run on resume (above) instead of redoing the case.
+        const std::lock_guard lock(recording);
+        statement last = db.db().prepare("SELECT COALESCE(MAX(id), 0) FROM runs");
+        last.step();
+        progress["pending"][item.key()] = {{"command", b.command},
+                                           {"after_run", last.column_int64(0)},
+                                           {"sources_sha256", sources_of(item.task).exact}};
+        write_file_atomically(progress_path, progress.dump(1) + "\n");
+      }
       const bench_report report = bench(b, db, series);
       if (!report.gpu && !options.compile_only) {
         throw cuda::gpu_unavailable(report.gpu_unavailable);
@@ -304,6 +342,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
       const std::string report_sha256 = db.cas().put(to_json(report).dump(1));
       const std::lock_guard lock(recording);
+      progress["pending"].erase(item.key());
       progress["done"][item.key()] = {{"run_id", report.run_id},
                                       {"report_sha256", report_sha256},
                                       {"sources_sha256", sources_of(item.task).exact}};

@@ -88,6 +88,13 @@ std::string entry_problem(const tuned_table& table, const std::string& task,
   return {};
 }
 
+// Why a table does not belong in the folder of candidate `folder`; empty where it does.
+std::string folder_problem(const tuned_table& table, const std::string& folder) {
+  const auto about = table.about.find("candidate");
+  if (about == table.about.end() || fs::path(about->second).stem() == folder) return {};
+  return fmt::format("is the table of {}, in the folder of {}", about->second, folder);
+}
+
 }  // namespace
 
 std::vector<std::string> table_claim_problems(
@@ -150,7 +157,10 @@ std::vector<bundle_table> tables_for_bundle(const fs::path& folder,
       }
       tuned_table table = read_tuned_table(file);
       if (!devices.contains(table.key_value("device_name"))) continue;
-      const auto problems = table_claim_problems(table, task, runs);
+      auto problems = table_claim_problems(table, task, runs);
+      if (auto why = folder_problem(table, std::next(relative.begin())->string()); !why.empty()) {
+        problems.insert(problems.begin(), std::move(why));
+      }
       if (!problems.empty()) {
         BLASTER_INPUT_ERROR(
             "{}: {}; a bundle carries only tables that its own runs measured (`blaster tune "
@@ -194,10 +204,8 @@ void check_bundle_tables(bundle_verification& v,
       claim(e.what());
       continue;
     }
-    if (const auto about = table.about.find("candidate");
-        about != table.about.end() && fs::path(about->second).stem() != parts[2]) {
-      claim(
-          fmt::format("is the table of {}, in the folder of {}", about->second, parts[2].string()));
+    if (std::string why = folder_problem(table, parts[2].string()); !why.empty()) {
+      claim(std::move(why));
     }
     for (std::string& problem : table_claim_problems(table, parts[0].string(), runs)) {
       claim(std::move(problem));

@@ -100,6 +100,8 @@ class Portfolio : public ::testing::Test {
 struct fake_bench {
   std::vector<std::string> asked;  // "task/case mode"
   std::string fail_at;             // a task/case to throw at, as a kill would stop the process
+  std::string stop_after;  // a task/case to throw at once its run is recorded, before the portfolio
+                           // records it
   double candidate_us = 5.0;
   std::string revision = "0123abc";  // the harness revision its reports carry
 
@@ -158,8 +160,9 @@ struct fake_bench {
     // A case named "large" moves the most bytes of its task.
     r.roofline_bytes = o.timed_case == "large" ? 1e9 : 1e6;
     r.results = {base, cand};
-    r.run_id = records.begin_run("fake bench " + key, o.task, "{}");
+    r.run_id = records.begin_run(o.command, o.task, "{}");
     records.finish_run(r.run_id, "completed", records.cas().put(to_json(r).dump(1)));
+    if (key == stop_after) throw std::runtime_error("stopped");
     return r;
   }
 };
@@ -260,6 +263,46 @@ TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   three.fresh = true;
   static_cast<void>(run_portfolio(s, three, records, std::ref(fourth)));
   EXPECT_EQ(fourth.asked.size(), 3U);
+}
+
+// Stopped after a case's run is recorded and before the portfolio writes that it is done (scancel
+// in that window): the resumed portfolio takes that run as the case's record, and redoes the
+// case only where its sources have changed since.
+TEST_F(Portfolio, AStopBetweenARunAndItsProgressDoesNotRecordTheCaseTwice) {
+  store records(dir_ / "home");
+  const suite s = two_tasks();
+  fake_bench first;
+  first.stop_after = "relu/large";
+  EXPECT_THROW(static_cast<void>(run_portfolio(s, options_at(), records, std::ref(first))),
+               std::runtime_error);
+  ASSERT_EQ(first.asked.size(), 2U);
+
+  fake_bench second;
+  const auto outcomes = run_portfolio(s, options_at(), records, std::ref(second));
+  EXPECT_EQ(second.asked, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  ASSERT_EQ(outcomes.size(), 3U);
+  EXPECT_TRUE(outcomes[1].resumed);
+  EXPECT_EQ(outcomes[1].item.key(), "relu/large");
+  statement runs =
+      records.db().prepare("SELECT COUNT(*) FROM runs WHERE command LIKE '%relu case large'");
+  ASSERT_TRUE(runs.step());
+  EXPECT_EQ(runs.column_int64(0), 1) << "relu large was recorded twice";
+  EXPECT_EQ(outcomes[1].run_id, 2);
+
+  // A run of the same command that came before the portfolio began the case is not its record.
+  fake_bench third;
+  third.stop_after = "relu/canonical";
+  portfolio_options fresh = options_at();
+  fresh.fresh = true;
+  EXPECT_THROW(static_cast<void>(run_portfolio(s, fresh, records, std::ref(third))),
+               std::runtime_error);
+  json progress = json::parse(read_file(dir_ / "home/portfolio/mini.progress.json"));
+  ASSERT_TRUE(progress.at("pending").contains("relu/canonical"));
+  progress["pending"]["relu/canonical"]["after_run"] = 1000;  // as if begun after every run here
+  write_file_atomically(dir_ / "home/portfolio/mini.progress.json", progress.dump());
+  fake_bench fourth;
+  static_cast<void>(run_portfolio(s, options_at(), records, std::ref(fourth)));
+  EXPECT_EQ(fourth.asked.front(), "relu/canonical task's mode");
 }
 
 TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
@@ -869,7 +912,7 @@ TEST_F(Portfolio, TheBundleCarriesTheTunedTablesItsRunsMeasuredAndVerifyHoldsThe
   const fs::path tables = dir_ / "tables";
   auto table_with = [&](const std::string& entry, const std::string& candidate,
                         const std::string& file) {
-    const fs::path path = tables / "rmsnorm" / "tuned" / "fast" / file;
+    const fs::path path = tables / "rmsnorm" / "tuned" / fs::path(candidate).stem() / file;
     fs::create_directories(path.parent_path());
     write_file_atomically(path, fmt::format(R"({{"1": {}, "candidate": "{}", "task": "rmsnorm"}})",
                                             entry, candidate));
@@ -899,6 +942,20 @@ TEST_F(Portfolio, TheBundleCarriesTheTunedTablesItsRunsMeasuredAndVerifyHoldsThe
   EXPECT_NE(refusal(fmt::format(R"({{"time_us": 5.0, "run_id": {}}})", relu_run))
                 .find(fmt::format("run {} is of task relu, not rmsnorm", relu_run)),
             std::string::npos);
+  {
+    fs::remove_all(tables);
+    fs::create_directories(tables / "rmsnorm/tuned/fast");
+    write_file_atomically(tables / "rmsnorm/tuned/fast" / name,
+                          fmt::format(R"({{"1": {}, "candidate": "slow.cu"}})", honest));
+    try {
+      static_cast<void>(tables_for_bundle(tables, outcomes));
+      ADD_FAILURE() << "a table in another candidate's folder went in";
+    } catch (const input_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is the table of slow.cu, in the folder of fast"),
+                std::string::npos)
+          << e.what();
+    }
+  }
   {
     fs::remove_all(tables);
     const fs::path moved = tables / "rmsnorm" / "tuned" / "fast" / name;
