@@ -73,7 +73,8 @@ struct variant_result {
   // The gate.
   std::vector<case_check> checks;
   std::vector<sanitizer_report> sanitizer;  // with --sanitize: each tool's report
-  double gate_s = 0.0;                      // [seconds] the gate worker's wall time
+  double sanitizer_s = 0.0;  // [seconds] the tools' pass, side by side (each tool: its report)
+  double gate_s = 0.0;       // [seconds] the gate worker's wall time
   step_profile gate_profile;
   // The earlier run of a series (tune's cases, a portfolio's task) whose gate this is: the same
   // source on the same data, gated once; none where this run gated it.

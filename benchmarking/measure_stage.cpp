@@ -150,6 +150,7 @@ void measurement::gate(const std::vector<compiled_candidates::runnable_variant>&
       r.gate_profile = gated->gate.profile;
       r.checks = gated->gate.checks;
       r.sanitizer = gated->sanitizer;
+      r.sanitizer_s = gated->sanitizer_s;
       r.gated_in_run = gated->run_id;
       passed_[i] = gated->timing_request(report_.timed_case, options_.timing);
       if (!options_.deadline && r.baseline) deadline_ = deadline_after(r.gate_s);
@@ -203,6 +204,7 @@ void measurement::gate_one(const compiled_candidates::runnable_variant& p, std::
   warm_bench::gated_variant gated{.source_sha256 = r.source_sha256,
                                   .gate = gate,
                                   .sanitizer = {},
+                                  .sanitizer_s = 0.0,
                                   .request = request,
                                   .run_id = report_.run_id,
                                   .outputs = {},
@@ -221,12 +223,14 @@ void measurement::gate_one(const compiled_candidates::runnable_variant& p, std::
     const milliseconds slow(std::max<long long>(10 * deadline().count(), first_deadline.count()));
     const sanitizer_outcome sanitized = run_sanitizers(data_, request, on, *sanitizer_, slow);
     r.sanitizer = sanitized.reports;
+    r.sanitizer_s = sanitized.wall_s;
     if (sanitized.reason != reason_code::none) {
       reject(r, sanitized.reason, sanitized.message);
       return;
     }
   }
   gated.sanitizer = r.sanitizer;
+  gated.sanitizer_s = r.sanitizer_s;
   {
     const std::lock_guard lock(keeping_);
     kept_.keep(r.label, std::move(gated));

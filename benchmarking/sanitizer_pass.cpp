@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <regex>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 
 #include "core/cuda_tools.hpp"
 #include "core/file_io.hpp"
+#include "core/parallel_for.hpp"
 
 namespace blaster {
 namespace {
@@ -88,10 +90,16 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
   request.phase = worker_phase::gate;
   request.checks = sanitizer_checks(data.checks(), std::size_t{64} << 20U);
   request.inputs_file = data.inputs_file();
+  // The lane's outputs file, which every tool's worker writes at once: each check runs once
+  // (sanitizer_checks), so no worker reads back what it wrote, and the gate's outputs that the
+  // timing compares with were kept apart before.
   request.outputs_file = data.outputs_file(launcher.lane);
   request.outputs_base = 0;
   if (request.checks.empty()) return out;
-  for (const std::string& tool : sanitizer_tools) {
+  out.reports.resize(sanitizer_tools.size());
+  const auto started = std::chrono::steady_clock::now();
+  on_every_lane(sanitizer_tools.size(), [&](std::size_t k) {
+    const std::string& tool = sanitizer_tools[k];
     const auto log_file =
         launcher.dir / fmt::format("sanitizer-{}-{}-{}.log", tool, ::getpid(), launcher.lane);
     std::vector<std::string> wrapper = {sanitizer.string(), "--tool", tool,
@@ -100,8 +108,8 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
                                         "--report-api-errors", "no", "--error-exitcode",
                                         std::to_string(errors_exit_code), "--print-limit", "10",
                                         "--log-file", log_file.string()};
-    const worker_answer answer = launcher.run(request, deadline, wrapper);
-    out.wall_s += answer.wall_s;
+    const auto shared = deadline * static_cast<long>(sanitizer_tools.size());
+    const worker_answer answer = launcher.run(request, shared, wrapper);
     std::string log;
     if (std::filesystem::exists(log_file)) {
       log = read_file(log_file);
@@ -116,15 +124,18 @@ sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
     } else if (answer.result->failure) {
       report.failure = answer.result->failure->message;
     }
-    out.reports.push_back(report);
-    // A worker that did not finish under a tool (a deadline that its slowdown outgrew, a device
-    // the tool does not support) is on record, but only an error the tool reports rejects.
-    if (out.reason == reason_code::none && report.errors > 0) {
-      out.reason = reason_code::sanitizer_error;
-      out.message = fmt::format("compute-sanitizer {} reported {} error{} on the small cases: {}",
-                                tool, report.errors, report.errors == 1 ? "" : "s",
-                                report.first_error.empty() ? "see its log" : report.first_error);
-    }
+    out.reports[k] = std::move(report);
+  });
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // A worker that did not finish under a tool (a deadline that its slowdown outgrew, a device
+  // the tool does not support) is on record, but only an error the tool reports rejects.
+  for (const sanitizer_report& report : out.reports) {
+    if (report.errors == 0) continue;
+    out.reason = reason_code::sanitizer_error;
+    out.message = fmt::format("compute-sanitizer {} reported {} error{} on the small cases: {}",
+                              report.tool, report.errors, report.errors == 1 ? "" : "s",
+                              report.first_error.empty() ? "see its log" : report.first_error);
+    break;
   }
   return out;
 }

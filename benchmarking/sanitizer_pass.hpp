@@ -34,9 +34,9 @@ struct sanitizer_report {
 
 struct sanitizer_outcome {
   reason_code reason = reason_code::none;
-  std::string message;  // the evidence, one line
-  std::vector<sanitizer_report> reports;
-  double wall_s = 0.0;  // [seconds] all tools together
+  std::string message;                    // the evidence, one line
+  std::vector<sanitizer_report> reports;  // in the order of sanitizer_tools
+  double wall_s = 0.0;                    // [seconds] the tools side by side, start to end
 };
 
 // The checks a sanitizer pass runs: the first seed of every case of at most `most_bytes` of
@@ -44,9 +44,11 @@ struct sanitizer_outcome {
 std::vector<gate_check> sanitizer_checks(const std::vector<gate_check>& checks,
                                          std::size_t most_bytes);
 
-// Runs the variant's small checks under each tool in a worker of its own; the first tool that
-// reports an error rejects the variant with sanitizer_error and its first report as evidence.
-// The tools run after the gate passed and before timing, so the gate's outputs are kept.
+// Runs the variant's small checks under each tool in a worker of its own, the tools side by side
+// (most of a tool's time is its own start and the host's analysis, not the GPU's); the first tool
+// of sanitizer_tools that reports an error rejects the variant with sanitizer_error and its first
+// report as evidence. The tools run after the gate passed and before timing; each worker gets
+// `deadline` times the number of tools, since they share the GPU.
 sanitizer_outcome run_sanitizers(const gate_data& data, worker_request request,
                                  const worker_launcher& launcher,
                                  const std::filesystem::path& sanitizer,

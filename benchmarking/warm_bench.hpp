@@ -76,8 +76,9 @@ struct warm_bench {
     std::string source_sha256;
     gate_outcome gate;
     std::vector<sanitizer_report> sanitizer;
-    worker_request request;   // its timing's, less the case and the timing options
-    std::int64_t run_id = 0;  // the run that gated it
+    double sanitizer_s = 0.0;  // [seconds] its tools' pass
+    worker_request request;    // its timing's, less the case and the timing options
+    std::int64_t run_id = 0;   // the run that gated it
     // Per timed case, the file of the outputs its gate left and their offset in the gate's layout,
     // and the digests of its outputs on the case's other draws (gate_data::other_draws_sha256).
     std::map<std::string, std::pair<std::filesystem::path, std::size_t>> outputs;

@@ -170,7 +170,12 @@ variant_result variant() {
   racecheck.tool = "racecheck";
   racecheck.log = "===== 0 errors";
   racecheck.wall_s = 3.5;
-  r.sanitizer = {racecheck};
+  sanitizer_report memcheck;
+  memcheck.tool = "memcheck";
+  memcheck.log = "===== 0 errors";
+  memcheck.wall_s = 2.0;
+  r.sanitizer = {memcheck, racecheck};
+  r.sanitizer_s = 3.75;  // side by side: the slower tool's time and the pass's own
   r.gate_s = 1.2;
   r.gate_profile = {{"context", 300.0}, {"run", 50.0}};
   r.timing = samples();
@@ -291,13 +296,17 @@ TEST(ResultModel, PoisonedLaunchesRecordedWithoutPausedLaunchesRead) {
   EXPECT_EQ(p.control_us, poisoned().control_us);
 }
 
-// The sanitizer's tools are part of a candidate's time to its verdict; a record from before
-// they were timed reads as zero.
+// The sanitizer's tools are part of a candidate's time to its verdict: their pass, side by side;
+// a record from before they ran side by side counts each tool's time, and one from before they
+// were timed reads as zero.
 TEST(ResultModel, TheSanitizersToolsCountInTheTimeToAVerdict) {
   const json t = to_json(variant()).at("time_to_verdict");
-  EXPECT_DOUBLE_EQ(t.at("sanitizer_s").get<double>(), 3.5);
+  EXPECT_DOUBLE_EQ(t.at("sanitizer_s").get<double>(), 3.75);
   EXPECT_DOUBLE_EQ(t.at("total_s").get<double>(),
-                   t.at("compile_s").get<double>() + 1.2 + 3.5 + 2.4);
+                   t.at("compile_s").get<double>() + 1.2 + 3.75 + 2.4);
+  json one_by_one = to_json(variant());
+  one_by_one.erase("sanitizer_s");
+  EXPECT_DOUBLE_EQ(variant_result_from_json(one_by_one).sanitizer_s, 2.0 + 3.5);
   json old = to_json(variant().sanitizer.front());
   old.erase("wall_s");
   EXPECT_EQ(sanitizer_report_from_json(old).wall_s, 0.0);
