@@ -106,7 +106,8 @@ stored_result read_result(const statement& row, int first) {
                        .diagnosis = {}};
 }
 
-// Every metric and diagnosis of the results the query selects (its ?1 binds `value`), onto them by id.
+// Every metric and diagnosis of the results the query selects (its ?1 binds `value`), onto them by
+// id.
 void attach_metrics(database& db, std::string_view which, std::int64_t value,
                     std::vector<stored_result*> results) {
   std::map<std::int64_t, stored_result*> by_id;
@@ -229,12 +230,12 @@ std::optional<run_record> run_catalog::find_run(std::int64_t run_id) const {
 
 std::int64_t run_catalog::resolve(std::string_view reference) const {
   if (reference == "latest") {
-    statement query = records_.db().prepare("SELECT max(id) FROM runs");
-    if (!query.step() || query.column_is_null(0)) {
+    const std::int64_t latest = records_.last_run_id();
+    if (latest == 0) {
       BLASTER_INPUT_ERROR("no runs recorded in {} yet; run blaster bench first",
                           records_.home().string());
     }
-    return query.column_int64(0);
+    return latest;
   }
   std::int64_t run_id = 0;
   const auto [end, ec] =

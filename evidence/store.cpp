@@ -234,6 +234,12 @@ std::int64_t store::begin_run(std::string_view command, std::string_view task,
   return run_id;
 }
 
+std::int64_t store::last_run_id() {
+  statement query = db_.prepare("SELECT coalesce(max(id), 0) FROM runs");
+  query.step();
+  return query.column_int64(0);
+}
+
 void store::finish_run(std::int64_t run_id, std::string_view status,
                        std::string_view report_sha256) {
   require_object("runs.report_sha256", report_sha256);

@@ -52,6 +52,8 @@ class store {
   // every run keeping the id its reports cite (merge_home).
   void number_runs_from(std::int64_t first) { first_run_id_ = first; }
   [[nodiscard]] std::int64_t first_run_id() const { return first_run_id_; }
+  // The newest run's id; 0 where the home has none.
+  [[nodiscard]] std::int64_t last_run_id();
   // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
   // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -63,7 +64,8 @@ void check_portfolio_claims(bundle_verification& v) {
             fmt::format("its source {}/results.json is missing or not a run's report", folder));
       continue;
     }
-    const bench_report& report = cited.insert_or_assign(parsed->run_id, *parsed).first->second;
+    const std::int64_t run_id = parsed->run_id;
+    const bench_report& report = cited.insert_or_assign(run_id, std::move(*parsed)).first->second;
     auto same = [&](const char* what, const json& stated, const json& source) {
       if (stated != source) {
         claim(where, fmt::format("{} is {} but {}/results.json says {}", what, stated.dump(),

@@ -397,48 +397,12 @@ std::string render_portfolio_markdown(const json& summary) {
   md += "\n\n## Goals\n\n";
   md += misses.empty() ? "Every case meets every goal.\n" : misses;
   md += no_goal;
-  if (const auto it = summary.find("tuned_tables"); it != summary.end() && !it->empty()) {
-    md +=
-        "\n## Tuned tables\n\nEach entry is the fastest configuration of its candidate that a run "
-        "of this bundle confirmed at that size (`blaster tune --from-runs`), and `blaster verify` "
-        "holds it to that run. Copied into a checkout's kernels/, they are what bench runs on "
-        "this GPU.\n\n";
-    for (const auto& t : *it) {
-      std::vector<std::string> entries;
-      for (const auto& e : t.at("entries")) {
-        std::vector<std::string> params;
-        for (const auto& [k, v] : e.at("params").items()) {
-          params.push_back(k + "=" + v.get<std::string>());
-        }
-        entries.push_back(
-            fmt::format("{}: {} {} us (default {} us; run {})", e.value("size", std::int64_t{0}),
-                        fmt::join(params, ","), fixed(e, "time_us", "{:.2f}"),
-                        fixed(e, "default_time_us", "{:.2f}"), e.value("run_id", std::int64_t{0})));
-      }
-      md += fmt::format("- `{}`: {}\n", t.value("path", ""), fmt::join(entries, "; "));
-    }
-  }
+  md += tuned_tables_markdown(summary);
   md +=
       "\nEach run's folder under runs/ is its own evidence bundle: the samples, the gate's "
       "evidence and the cubins every number above comes from. `blaster verify` checks this "
       "bundle; `sha256sum -c SHA256SUMS` checks it without blaster.\n";
   return md;
-}
-
-json tuned_tables_json(const std::vector<bundle_table>& tables) {
-  json out = json::array();
-  for (const bundle_table& t : tables) {
-    json entries = json::array();
-    for (const tuned_entry& e : t.table.entries) {
-      entries.push_back({{"size", e.size},
-                         {"params", e.params},
-                         {"time_us", e.time_us ? json(*e.time_us) : json()},
-                         {"default_time_us", e.default_time_us ? json(*e.default_time_us) : json()},
-                         {"run_id", e.run_id ? json(*e.run_id) : json()}});
-    }
-    out.push_back({{"path", t.path}, {"task", t.task}, {"entries", std::move(entries)}});
-  }
-  return out;
 }
 
 void write_portfolio_bundle(store& records, const suite& s,

@@ -41,9 +41,6 @@ void write_portfolio_bundle(store& records, const suite& s,
                             const std::filesystem::path& out, const ed25519_key* signing_key,
                             const std::vector<bundle_table>& tables = {});
 
-// results.json's "tuned_tables": each table the bundle carries, its path and its entries.
-nlohmann::json tuned_tables_json(const std::vector<bundle_table>& tables);
-
 // The folder of an outcome's run inside the bundle.
 std::string run_folder(const portfolio_item& item);
 

@@ -328,10 +328,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         // Noted before the bench, so that a stop after its run is recorded and before the
         // progress is written finds that run on resume (above) instead of redoing the case.
         const std::lock_guard lock(recording);
-        statement last = db.db().prepare("SELECT COALESCE(MAX(id), 0) FROM runs");
-        last.step();
         progress["pending"][item.key()] = {{"command", b.command},
-                                           {"after_run", last.column_int64(0)},
+                                           {"after_run", db.last_run_id()},
                                            {"sources_sha256", sources_of(item.task).exact}};
         write_file_atomically(progress_path, progress.dump(1) + "\n");
       }

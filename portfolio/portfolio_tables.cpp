@@ -1,7 +1,7 @@
 #include "portfolio/portfolio_tables.hpp"
 
 #include <algorithm>
-#include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -13,6 +13,7 @@
 namespace blaster {
 
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 namespace {
 
@@ -122,6 +123,46 @@ std::vector<std::string> table_claim_problems(
   return problems;
 }
 
+namespace {
+
+// Every file under `root`, in path order, so that problems are reported in a stable order.
+std::vector<fs::path> files_under(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// A file under `root` (laid out as kernels/ is) read as a tuned table and held to `runs`: none
+// where it does not lie where a table goes, and what of it does not hold. A table that cannot be
+// read is an input_error that names the file.
+struct held_table {
+  std::optional<tuned_table> table;
+  std::vector<std::string> problems;
+};
+
+held_table hold_table(const fs::path& root, const fs::path& file,
+                      const std::map<std::int64_t, const bench_report*>& runs) {
+  const fs::path relative = file.lexically_relative(root);
+  const std::vector<fs::path> parts(relative.begin(), relative.end());
+  if (parts.size() != 4 || parts[1] != "tuned" || file.extension() != ".json") {
+    return {.table = std::nullopt,
+            .problems = {"is not a tuned table (<task>/tuned/<candidate>/<table>.json)"}};
+  }
+  held_table out{.table = read_tuned_table(file), .problems = {}};
+  if (std::string why = folder_problem(*out.table, parts[2].string()); !why.empty()) {
+    out.problems.push_back(std::move(why));
+  }
+  for (std::string& problem : table_claim_problems(*out.table, parts[0].string(), runs)) {
+    out.problems.push_back(std::move(problem));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<bundle_table> tables_for_bundle(const fs::path& folder,
                                             const std::vector<portfolio_outcome>& outcomes) {
   if (!fs::is_directory(folder)) {
@@ -139,39 +180,27 @@ std::vector<bundle_table> tables_for_bundle(const fs::path& folder,
     devices.insert(o.report.device ? device_name_key(o.report.device->name) : "none");
   }
   std::vector<bundle_table> out;
-  for (const std::string& task : tasks) {
-    const fs::path tuned = folder / task / "tuned";
-    if (!fs::is_directory(tuned)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::recursive_directory_iterator(tuned)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") {
-        files.push_back(entry.path());
-      }
+  for (const fs::path& file : files_under(folder)) {
+    const fs::path relative = file.lexically_relative(folder);
+    const std::vector<fs::path> parts(relative.begin(), relative.end());
+    const std::string task = parts.front().string();
+    // What lies outside a task's tuned/ folder is not a table this portfolio is given.
+    if (!tasks.contains(task) || parts.size() < 2 || parts[1] != "tuned" ||
+        file.extension() != ".json") {
+      continue;
     }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      const fs::path relative = file.lexically_relative(folder / task);  // tuned/<candidate>/..
-      if (std::distance(relative.begin(), relative.end()) != 3) {
-        BLASTER_INPUT_ERROR("{}: not where a tuned table goes; tables lie in {}/<candidate>/",
-                            file.string(), tuned.string());
-      }
-      tuned_table table = read_tuned_table(file);
-      if (!devices.contains(table.key_value("device_name"))) continue;
-      auto problems = table_claim_problems(table, task, runs);
-      if (auto why = folder_problem(table, std::next(relative.begin())->string()); !why.empty()) {
-        problems.insert(problems.begin(), std::move(why));
-      }
-      if (!problems.empty()) {
-        BLASTER_INPUT_ERROR(
-            "{}: {}; a bundle carries only tables that its own runs measured (`blaster tune "
-            "--task {} --candidate F --cases all --from-runs --out DIR` in this home)",
-            file.string(), problems.front(), task);
-      }
-      out.push_back({.source = file,
-                     .path = ("kernels" / fs::path(task) / relative).generic_string(),
-                     .task = task,
-                     .table = std::move(table)});
+    held_table held = hold_table(folder, file, runs);
+    if (held.table && !devices.contains(held.table->key_value("device_name"))) continue;
+    if (!held.problems.empty()) {
+      BLASTER_INPUT_ERROR(
+          "{}: {}; a bundle carries only tables that its own runs measured (`blaster tune "
+          "--task {} --candidate F --cases all --from-runs --out DIR/{}/tuned/C` in this home)",
+          file.string(), held.problems.front(), task, task);
     }
+    out.push_back({.source = file,
+                   .path = ("kernels" / relative).generic_string(),
+                   .task = task,
+                   .table = std::move(*held.table)});
   }
   return out;
 }
@@ -180,37 +209,63 @@ void check_bundle_tables(bundle_verification& v,
                          const std::map<std::int64_t, const bench_report*>& runs) {
   const fs::path kernels = v.dir / "kernels";
   if (!fs::is_directory(kernels)) return;
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(kernels)) {
-    if (entry.is_regular_file()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
+  for (const fs::path& file : files_under(kernels)) {
     const std::string path = file.lexically_relative(v.dir).generic_string();
     auto claim = [&](std::string detail) {
       v.problems.push_back({bundle_problem_kind::claim, path, std::move(detail), "", ""});
     };
-    // kernels/<task>/tuned/<candidate>/<table>.json, as the bundle writes it.
-    const fs::path relative = file.lexically_relative(kernels);
-    const std::vector<fs::path> parts(relative.begin(), relative.end());
-    if (parts.size() != 4 || parts[1] != "tuned" || file.extension() != ".json") {
-      claim("is not a tuned table (kernels/<task>/tuned/<candidate>/<table>.json)");
-      continue;
-    }
-    tuned_table table;
     try {
-      table = read_tuned_table(file);
+      for (std::string& problem : hold_table(kernels, file, runs).problems) {
+        claim(std::move(problem));
+      }
     } catch (const input_error& e) {
       claim(e.what());
-      continue;
-    }
-    if (std::string why = folder_problem(table, parts[2].string()); !why.empty()) {
-      claim(std::move(why));
-    }
-    for (std::string& problem : table_claim_problems(table, parts[0].string(), runs)) {
-      claim(std::move(problem));
     }
   }
+}
+
+json tuned_tables_json(const std::vector<bundle_table>& tables) {
+  json out = json::array();
+  for (const bundle_table& t : tables) {
+    json entries = json::array();
+    for (const tuned_entry& e : t.table.entries) {
+      entries.push_back({{"size", e.size},
+                         {"params", e.params},
+                         {"time_us", e.time_us ? json(*e.time_us) : json()},
+                         {"default_time_us", e.default_time_us ? json(*e.default_time_us) : json()},
+                         {"run_id", e.run_id ? json(*e.run_id) : json()}});
+    }
+    out.push_back({{"path", t.path}, {"task", t.task}, {"entries", std::move(entries)}});
+  }
+  return out;
+}
+
+std::string tuned_tables_markdown(const json& summary) {
+  const auto it = summary.find("tuned_tables");
+  if (it == summary.end() || it->empty()) return {};
+  const auto us = [](const json& e, const char* key) {
+    return e.contains(key) && e[key].is_number() ? fmt::format("{:.2f}", e[key].get<double>())
+                                                 : std::string("-");
+  };
+  std::string md =
+      "\n## Tuned tables\n\nEach entry is the fastest configuration of its candidate that a run "
+      "of this bundle confirmed at that size (`blaster tune --from-runs`), and `blaster verify` "
+      "holds it to that run. Copied into a checkout's kernels/, they are what bench runs on this "
+      "GPU.\n\n";
+  for (const auto& t : *it) {
+    std::vector<std::string> entries;
+    for (const auto& e : t.at("entries")) {
+      std::vector<std::string> params;
+      for (const auto& [k, v] : e.at("params").items())
+        params.push_back(k + "=" + v.get<std::string>());
+      entries.push_back(fmt::format("{}: {} {} us (default {} us; run {})",
+                                    e.value("size", std::int64_t{0}), fmt::join(params, ","),
+                                    us(e, "time_us"), us(e, "default_time_us"),
+                                    e.value("run_id", std::int64_t{0})));
+    }
+    md += fmt::format("- `{}`: {}\n", t.value("path", ""), fmt::join(entries, "; "));
+  }
+  return md;
 }
 
 }  // namespace blaster

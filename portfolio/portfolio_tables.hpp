@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/tuned_table.hpp"
 #include "evidence/bundle_verifier.hpp"
@@ -42,5 +44,11 @@ std::vector<bundle_table> tables_for_bundle(const std::filesystem::path& folder,
 // run does not bear out.
 void check_bundle_tables(bundle_verification& verification,
                          const std::map<std::int64_t, const bench_report*>& runs);
+
+// results.json's "tuned_tables": each table the bundle carries, its path and its entries.
+nlohmann::json tuned_tables_json(const std::vector<bundle_table>& tables);
+
+// The report's section on the tables, from results.json's "tuned_tables"; empty where it has none.
+std::string tuned_tables_markdown(const nlohmann::json& summary);
 
 }  // namespace blaster
