@@ -254,7 +254,7 @@ error_metrics error_metrics_from_json(const nlohmann::json& j) {
                   .p99 = number_from(q.at("p99")),
                   .p999 = number_from(q.at("p999")),
                   .worst = {}};
-  for (const auto& w : j.at("worst")) {
+  for (const auto& w : j.value("worst", nlohmann::json::array())) {
     m.worst.push_back({.index = w.at("index").get<std::int64_t>(),
                        .candidate = number_from(w.at("candidate")),
                        .reference = number_from(w.at("reference")),

@@ -71,25 +71,30 @@ check_evidence check_evidence_from_json(const json& j) {
 }
 
 json to_json(const case_check& c) {
+  const bool passed = c.reason == reason_code::none;
   json outputs = json::array();
-  for (const auto& m : c.outputs) outputs.push_back(to_json(m));
-  return {{"case", c.case_name},
-          {"seed", c.seed},
-          {"passed", c.reason == reason_code::none},
-          {"reason", to_string(c.reason)},
-          {"message", c.message},
-          {"outputs", outputs},
-          {"worker", to_json(c.evidence)}};
+  for (const auto& m : c.outputs) {
+    json metrics = to_json(m);
+    // A passed check's worst elements are within tolerance and say nothing its quantiles do not;
+    // a report of many variants and cases would carry them thousands of times.
+    if (passed) metrics.erase("worst");
+    outputs.push_back(std::move(metrics));
+  }
+  json j = {{"case", c.case_name},           {"seed", c.seed},       {"passed", passed},
+            {"reason", to_string(c.reason)}, {"message", c.message}, {"outputs", outputs}};
+  // A passed check's worker evidence is the CAS object its gate row cites (evidence_sha256).
+  if (!passed) j["worker"] = to_json(c.evidence);
+  return j;
 }
 
 case_check case_check_from_json(const json& j) {
-  case_check c{.case_name = j.at("case").get<std::string>(),
-               .seed = j.at("seed").get<std::uint64_t>(),
-               .reason = parse_reason_code(j.at("reason").get<std::string>())
-                             .value_or(reason_code::crash),
-               .message = j.at("message").get<std::string>(),
-               .outputs = {},
-               .evidence = check_evidence_from_json(j.at("worker"))};
+  case_check c{
+      .case_name = j.at("case").get<std::string>(),
+      .seed = j.at("seed").get<std::uint64_t>(),
+      .reason = parse_reason_code(j.at("reason").get<std::string>()).value_or(reason_code::crash),
+      .message = j.at("message").get<std::string>(),
+      .outputs = {},
+      .evidence = j.contains("worker") ? check_evidence_from_json(j["worker"]) : check_evidence{}};
   for (const auto& m : j.at("outputs")) c.outputs.push_back(error_metrics_from_json(m));
   return c;
 }

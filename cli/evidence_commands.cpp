@@ -86,8 +86,11 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->footer(
       "Every problem is reported, each by the file's name: missing, changed (with both "
       "digests), extra, symlink, not_a_file, unreadable, manifest (SHA256SUMS missing, or a "
-      "malformed line, an absolute path or a '..' component in it), signature, claim (in a "
-      "portfolio's bundle, a number of its report that is not the one in the run bundle it "
+      "malformed line, an absolute path or a '..' component in it), signature. Each run's "
+      "run.json is held to its files: an object it cites that is not in the bundle is missing, "
+      "one that does not hash to its name is changed, and a results.json that is not the report "
+      "it cites is a claim; a portfolio keeps its runs' objects in one objects/ folder. claim "
+      "(in a portfolio's bundle, a number of its report that is not the one in the run bundle it "
       "cites, or a tuned table's entry under kernels/ that is not the fastest configuration "
       "the run it names confirmed; every run bundle inside is verified too). A bundle with "
       "SHA256SUMS.sig verifies only with --pubkey (SHA256SUMS.signer names the key), or with "
@@ -113,6 +116,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
     if (f->pubkey) key = read_public_key(*f->pubkey);
     bundle_verification v =
         verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked, f->max_file_bytes);
+    check_run_records(v, f->max_file_bytes);
     check_portfolio_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();

@@ -8,11 +8,13 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "evidence/evidence_bundle.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
+#include "evidence/evidence_bundle.hpp"
+#include "evidence/run_catalog.hpp"
 #include "evidence/sha256sums.hpp"
 
 namespace blaster {
@@ -291,6 +293,92 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
       problems.begin(), problems.end(),
       [](const bundle_problem& a, const bundle_problem& b) { return a.path < b.path; });
   return result;
+}
+
+void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
+  // The run bundles, by folder relative to the bundle ("" for the bundle itself); links are
+  // neither followed nor read (verify_bundle reports them).
+  std::vector<std::string> runs;
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(v.dir / "run.json", ec))) runs.emplace_back();
+  for (auto it = fs::recursive_directory_iterator(v.dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() == "run.json" && it->is_regular_file(ec) && !it->is_symlink(ec) &&
+        it.depth() > 0) {
+      runs.push_back(fs::relative(it->path().parent_path(), v.dir).generic_string());
+    }
+  }
+  // A problem names the first run that cites the file, whatever the file system's order.
+  std::sort(runs.begin(), runs.end());
+  // A file's digest, hashed once; nullopt where there is no plain file, and empty where it is
+  // over the limit verify hashes (verify_bundle reports it).
+  std::map<std::string, std::string> digests;
+  auto digest_of = [&](const std::string& path) -> std::optional<std::string> {
+    std::error_code status_ec;
+    if (!fs::is_regular_file(fs::symlink_status(v.dir / path, status_ec))) return std::nullopt;
+    if (const auto it = digests.find(path); it != digests.end()) return it->second;
+    const std::uintmax_t size = fs::file_size(v.dir / path, status_ec);
+    if (status_ec || size > max_file_bytes) return digests[path] = std::string();
+    try {
+      return digests[path] = sha256_file_hex(v.dir / path);
+    } catch (const std::exception&) {
+      return std::nullopt;  // unreadable: verify_bundle says so
+    }
+  };
+  // A file the manifest check already found missing or changed is not reported twice.
+  auto add = [&](bundle_problem p) {
+    const bool known = std::any_of(v.problems.begin(), v.problems.end(),
+                                   [&](const auto& q) { return q.path == p.path; });
+    if (!known) v.problems.push_back(std::move(p));
+  };
+  for (const std::string& run : runs) {
+    const std::string prefix = run.empty() ? "" : run + "/";
+    const std::optional<std::string> text = read_file_if_exists(v.dir / (prefix + "run.json"));
+    const nlohmann::json records =
+        text ? nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false) : nlohmann::json();
+    if (!records.is_object() || !records.contains("runs")) {
+      add({bundle_problem_kind::claim, prefix + "run.json",
+           "not a run's records: the rows of each table, as blaster export writes them", "", ""});
+      continue;
+    }
+    const bool own_objects = fs::is_directory(fs::symlink_status(v.dir / (prefix + "objects"), ec));
+    std::set<std::string> seen;
+    for (const object_citation& c : objects_cited_in(records)) {
+      if (!seen.insert(c.sha256).second) continue;
+      const std::string cited_by =
+          fmt::format("{}run.json ({} {} {})", prefix, c.table, c.row_id, c.column);
+      const std::string in_run = prefix + "objects/" + c.sha256;
+      const std::string shared = "objects/" + c.sha256;
+      std::string path = own_objects ? in_run : shared;
+      std::optional<std::string> actual = digest_of(path);
+      if (!actual && own_objects && !run.empty()) {
+        path = shared;
+        actual = digest_of(path);
+      }
+      // A bundle of one run keeps its report as results.json, not among its objects.
+      if (!actual && c.table == "runs" && c.column == "report_sha256") {
+        path = prefix + "results.json";
+        actual = digest_of(path);
+        if (actual && !actual->empty() && *actual != c.sha256) {
+          add({bundle_problem_kind::claim, path,
+               fmt::format("not the report that {} cites", cited_by), c.sha256, *actual});
+          continue;
+        }
+      }
+      if (actual && actual->empty()) continue;
+      if (!actual) {
+        add({bundle_problem_kind::missing, path,
+             fmt::format("cited by {} and not in the bundle", cited_by), c.sha256, ""});
+      } else if (*actual != c.sha256) {
+        add({bundle_problem_kind::changed, path,
+             fmt::format("its bytes do not hash to its name, which {} cites", cited_by), c.sha256,
+             *actual});
+      }
+    }
+  }
+  std::stable_sort(
+      v.problems.begin(), v.problems.end(),
+      [](const bundle_problem& a, const bundle_problem& b) { return a.path < b.path; });
 }
 
 }  // namespace blaster

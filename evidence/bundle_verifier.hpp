@@ -68,4 +68,13 @@ bundle_verification verify_bundle(const std::filesystem::path& dir, const ed2551
                                   bool allow_unchecked_signature = false,
                                   std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
 
+// Holds every run bundle inside `verification.dir` (each folder with a run.json, the bundle itself
+// included) to its records, and appends a problem for each that does not hold: each object
+// run.json cites is a file named by its digest, in the run's objects/ or in the enclosing
+// bundle's (where a portfolio keeps its runs' objects), and hashes to that name; the report the
+// run cites is its results.json. A bundle that leaves out an object, from its files and its
+// SHA256SUMS alike, fails here. A file over `max_file_bytes` is left to verify_bundle.
+void check_run_records(bundle_verification& verification,
+                       std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
+
 }  // namespace blaster

@@ -83,6 +83,14 @@ void check_destination(const fs::path& out) {
   }
 }
 
+// The folder a bundle is written to: "run/" names the folder "run"; "." and ".." name folders
+// that are already there.
+fs::path written_at(const fs::path& out_flag) {
+  fs::path out = out_flag.lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  return out;
+}
+
 // The label a human knows a row by: its variant where it has one.
 std::string row_label(const nlohmann::json& records, const object_citation& c) {
   const auto it = records.find(c.table);
@@ -103,9 +111,7 @@ std::string row_label(const nlohmann::json& records, const object_citation& c) {
 bundle_written write_bundle(const fs::path& out_flag,
                             const std::function<void(const fs::path&)>& fill,
                             const ed25519_key* signing_key) {
-  // "run/" names the folder "run"; "." and ".." name folders that are already there.
-  fs::path out = out_flag.lexically_normal();
-  if (out.filename().empty()) out = out.parent_path();
+  fs::path out = written_at(out_flag);
   if (out.empty() || out.filename() == "." || out.filename() == "..") {
     BLASTER_INPUT_ERROR("--out {}: name a new folder for the bundle", out_flag.string());
   }
@@ -151,7 +157,8 @@ bundle_written write_bundle(const fs::path& out_flag,
 }
 
 bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path& out,
-                            const ed25519_key* signing_key, bool allow_incomplete) {
+                            const ed25519_key* signing_key, bool allow_incomplete,
+                            const fs::path& shared_objects) {
   const run_catalog catalog(records);
   const std::optional<run_record> run = catalog.find_run(run_id);
   if (!run) {
@@ -200,11 +207,29 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
         } else {
           files["results.json"] = rows.dump(1) + "\n";
         }
+        std::error_code ec;
+        const fs::path objects_folder =
+            shared_objects.empty() ? folder / "objects" : shared_objects;
+        fs::create_directories(objects_folder, ec);
+        if (ec) BLASTER_THROW("cannot create {}: {}", objects_folder.string(), ec.message());
         for (auto& [digest, o] : objects) {
+          // Another run of the enclosing bundle may have written it: the same name, the same bytes.
+          if (!shared_objects.empty() && fs::exists(objects_folder / digest, ec)) {
+            o.size_bytes = fs::file_size(objects_folder / digest, ec);
+            continue;
+          }
           std::string bytes = fetch(digest, o.cited_by.front());
           o.size_bytes = bytes.size();
-          files["objects/" + digest] = std::move(bytes);
+          write_file_atomically(objects_folder / digest, bytes);
+          result.total_bytes += bytes.size();
         }
+        // Where report.md sends a reader from the run's folder: "../../objects/" in a portfolio.
+        const std::string objects_path = shared_objects.empty()
+                                             ? std::string("objects/")
+                                             : shared_objects.lexically_normal()
+                                                       .lexically_relative(written_at(out))
+                                                       .generic_string() +
+                                                   "/";
         std::vector<bundle_object> object_list;
         for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
         files["run.json"] = rows.dump(1) + "\n";
@@ -215,12 +240,9 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
                                                   .metrics = metrics,
                                                   .report = report,
                                                   .objects = object_list,
+                                                  .objects_folder = objects_path,
                                                   .is_signed = signing_key != nullptr});
         result.objects = object_list.size();
-
-        std::error_code ec;
-        fs::create_directories(folder / "objects", ec);
-        if (ec) BLASTER_THROW("cannot create {}: {}", (folder / "objects").string(), ec.message());
         for (const auto& [path, bytes] : files) {
           write_file_atomically(folder / path, bytes);
           result.total_bytes += bytes.size();

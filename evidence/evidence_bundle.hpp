@@ -43,8 +43,13 @@ struct bundle_export {
 // or 'interrupted' is an input_error unless `allow_incomplete`.
 // An unknown run or an unusable `out` is an input_error; a cited object the store lacks, or one
 // whose bytes no longer match its name, is a blaster::error naming it.
+// With `shared_objects`, the objects/ folder of a bundle that holds several runs (a portfolio's,
+// a trajectory's), the objects go there instead, each once for all the runs: a task's cubins
+// serve every case. The run's SHA256SUMS then lists its own three files, the enclosing bundle's
+// lists the objects, and its report.md names the folder.
 bundle_export export_bundle(store& records, std::int64_t run_id, const std::filesystem::path& out,
-                            const ed25519_key* signing_key, bool allow_incomplete = false);
+                            const ed25519_key* signing_key, bool allow_incomplete = false,
+                            const std::filesystem::path& shared_objects = {});
 
 // Writes any bundle into `out`, a new folder or an empty one (its parent must exist), whole or
 // not at all: `fill` writes the bundle's files into the folder it is given, a hidden one beside

@@ -303,6 +303,30 @@ nlohmann::json run_catalog::records_of(std::int64_t run_id) const {
   return out;
 }
 
+std::vector<object_citation> objects_cited_in(const nlohmann::json& records) {
+  std::vector<object_citation> out;
+  if (!records.is_object()) return out;
+  for (const run_table& t : run_tables) {
+    const auto rows = records.find(std::string(t.table));
+    if (rows == records.end() || !rows->is_array()) continue;
+    for (const auto& row : *rows) {
+      if (!row.is_object()) continue;
+      for (const std::string_view column : t.cites) {
+        if (column.empty()) continue;
+        const auto digest = row.find(std::string(column));
+        if (digest == row.end() || !digest->is_string()) continue;
+        const auto id = row.find("id");
+        out.push_back(object_citation{
+            .table = std::string(t.table),
+            .row_id = id != row.end() && id->is_number_integer() ? id->get<std::int64_t>() : 0,
+            .column = std::string(column),
+            .sha256 = digest->get<std::string>()});
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<object_citation> run_catalog::cited_objects(std::optional<std::int64_t> run_id) const {
   std::vector<object_citation> out;
   for (const run_table& t : run_tables) {

@@ -82,6 +82,10 @@ struct object_citation {
   std::string sha256;
 };
 
+// The objects that a run's rows, as records_of returns them (a bundle's run.json), cite, in the
+// order of its tables; a row without a string digest in a citing column cites nothing there.
+std::vector<object_citation> objects_cited_in(const nlohmann::json& records);
+
 // Reads what a store recorded: the queries behind `blaster runs`, `show`, `history` and
 // `export`. Reads only; the store's own methods write.
 class run_catalog {

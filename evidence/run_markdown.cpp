@@ -154,9 +154,11 @@ std::string render_run_markdown(const run_markdown_input& in) {
         "`results.json` is the run's report exactly as the store recorded it (SHA-256 `{}`).\n",
         report_sha256);
   }
-  out +=
-      "`run.json` holds every database row of the run. `objects/` holds each object those "
-      "rows cite, named by its SHA-256.\n\n";
+  out += fmt::format(
+      "`run.json` holds every database row of the run. `{}` holds each object those rows cite, "
+      "named by its SHA-256{}.\n\n",
+      in.objects_folder,
+      in.objects_folder == "objects/" ? "" : ", beside the other runs' objects of this bundle");
   if (!in.objects.empty()) {
     out += "| object | bytes | cited by |\n|---|---:|---|\n";
     for (const auto& o : in.objects) {

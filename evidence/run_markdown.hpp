@@ -24,6 +24,7 @@ struct run_markdown_input {
   const std::vector<metric_definition>& metrics;  // run_catalog::metric_definitions
   const nlohmann::json& report;  // the run's report (null when none): its dtype, seed, no-GPU note
   const std::vector<bundle_object>& objects;
+  std::string objects_folder = "objects/";  // where they are, from the run's folder
   bool is_signed = false;
 };
 

@@ -265,7 +265,7 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
         for (std::int64_t bench_run : judged_by) {
           static_cast<void>(export_bundle(records, bench_run,
                                           folder / "runs" / std::to_string(bench_run), signing_key,
-                                          /*allow_incomplete=*/true));
+                                          /*allow_incomplete=*/true, folder / "objects"));
         }
       },
       signing_key);

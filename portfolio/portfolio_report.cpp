@@ -399,9 +399,10 @@ std::string render_portfolio_markdown(const json& summary) {
   md += no_goal;
   md += tuned_tables_markdown(summary);
   md +=
-      "\nEach run's folder under runs/ is its own evidence bundle: the samples, the gate's "
-      "evidence and the cubins every number above comes from. `blaster verify` checks this "
-      "bundle; `sha256sum -c SHA256SUMS` checks it without blaster.\n";
+      "\nEach run's folder under runs/ is its own evidence bundle: its report and database rows, "
+      "which cite by SHA-256 the samples, the gate's evidence and the cubins every number above "
+      "comes from; those objects are in objects/, each once for all the runs. `blaster verify` "
+      "checks this bundle; `sha256sum -c SHA256SUMS` checks it without blaster.\n";
   return md;
 }
 
@@ -415,8 +416,9 @@ void write_portfolio_bundle(store& records, const suite& s,
       [&](const fs::path& folder) {
         fs::create_directories(folder / "runs");
         for (const auto& o : outcomes) {
-          static_cast<void>(
-              export_bundle(records, o.run_id, folder / run_folder(o.item), signing_key));
+          static_cast<void>(export_bundle(records, o.run_id, folder / run_folder(o.item),
+                                          signing_key, /*allow_incomplete=*/false,
+                                          folder / "objects"));
         }
         write_file_atomically(folder / "results.json", summary.dump(1) + "\n");
         write_file_atomically(folder / "report.md", render_portfolio_markdown(summary));

@@ -854,7 +854,13 @@ TEST_F(Portfolio, TheReportChecksEveryGoalAndTheBundleVerifies) {
                            "runs/036-rmsnorm-canonical/SHA256SUMS"}) {
     EXPECT_TRUE(fs::exists(out / file)) << file;
   }
+  // The runs keep their objects in one folder, each once: a task's sources serve all its cases.
+  EXPECT_TRUE(fs::is_directory(out / "objects"));
+  for (const auto& run : fs::directory_iterator(out / "runs")) {
+    EXPECT_FALSE(fs::exists(run.path() / "objects")) << run.path();
+  }
   bundle_verification clean = verify_bundle(out, nullptr);
+  check_run_records(clean);
   check_portfolio_claims(clean);
   EXPECT_TRUE(clean.ok()) << (clean.problems.empty() ? "" : clean.problems[0].detail);
 

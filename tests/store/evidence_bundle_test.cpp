@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
-#include "evidence/bundle_verifier.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "evidence/bundle_verifier.hpp"
+#include "evidence/run_catalog.hpp"
 #include "evidence/sha256sums.hpp"
 #include "recorded_run.hpp"
 #include "store_test_support.hpp"
@@ -352,6 +354,107 @@ TEST_F(EvidenceBundle, VerifyOfSomethingThatIsNotAFolderIsBadInput) {
   EXPECT_THROW(verify_bundle(scratch_.path() / "nowhere", nullptr), input_error);
   overwrite(scratch_.path() / "file", "x");
   EXPECT_THROW(verify_bundle(scratch_.path() / "file", nullptr), input_error);
+}
+
+// Rewrites the manifest as a forger would: `path` left out, or listed with its bytes'
+// digest, so that every hash the manifest states holds.
+void relist(const fs::path& bundle, const std::string& path, bool keep) {
+  auto manifest = parse_sha256sums(read_file(bundle / "SHA256SUMS"));
+  std::erase_if(manifest, [&](const auto& e) { return e.path == path; });
+  if (keep) manifest.push_back({.sha256 = sha256_file_hex(bundle / path), .path = path});
+  std::sort(manifest.begin(), manifest.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
+  overwrite(bundle / "SHA256SUMS", format_sha256sums(manifest));
+}
+
+// Every check `blaster verify` makes.
+bundle_verification verify_all(const fs::path& bundle) {
+  bundle_verification v = verify_bundle(bundle, nullptr);
+  check_run_records(v);
+  return v;
+}
+
+// The manifest only says that the files it lists are unchanged; run.json says which files there
+// must be. A bundle that drops an object, forges one, or swaps its report, and rewrites
+// SHA256SUMS to match, still fails.
+TEST_F(EvidenceBundle, RunJsonHoldsTheBundleToEveryObjectItCites) {
+  const fs::path dropped = export_run("dropped");
+  const std::string object = "objects/" + run_.fast_cubin_sha256;
+  fs::remove(dropped / object);
+  relist(dropped, object, /*keep=*/false);
+  EXPECT_TRUE(verify_bundle(dropped, nullptr).ok()) << "the manifest alone cannot tell";
+  bundle_verification v = verify_all(dropped);
+  ASSERT_EQ(problems(v), std::vector<std::string>{"missing " + object});
+  EXPECT_NE(v.problems[0].detail.find("cubin_sha256"), std::string::npos) << v.problems[0].detail;
+
+  const fs::path forged = export_run("forged");
+  const std::string samples = "objects/" + run_.fast_samples_sha256;
+  fs::permissions(forged / samples, fs::perms::owner_write, fs::perm_options::add);
+  overwrite(forged / samples, "[1.0, 1.0, 1.0]");
+  relist(forged, samples, /*keep=*/true);
+  v = verify_all(forged);
+  ASSERT_EQ(problems(v), std::vector<std::string>{"changed " + samples});
+  EXPECT_EQ(v.problems[0].expected_sha256, run_.fast_samples_sha256);
+
+  const fs::path swapped = export_run("swapped");
+  fs::permissions(swapped / "results.json", fs::perms::owner_write, fs::perm_options::add);
+  overwrite(swapped / "results.json", R"({"results": []})");
+  relist(swapped, "results.json", /*keep=*/true);
+  EXPECT_EQ(problems(verify_all(swapped)), std::vector<std::string>{"claim results.json"});
+
+  const fs::path garbled = export_run("garbled");
+  fs::permissions(garbled / "run.json", fs::perms::owner_write, fs::perm_options::add);
+  overwrite(garbled / "run.json", "[]");
+  relist(garbled, "run.json", /*keep=*/true);
+  EXPECT_EQ(problems(verify_all(garbled)), std::vector<std::string>{"claim run.json"});
+
+  EXPECT_TRUE(verify_all(export_run("intact")).ok());
+}
+
+// A bundle of several runs (a portfolio's) keeps one objects/ folder: an object two runs cite is
+// there once, each run's folder holds its report, rows and report.md, and both checkers pass.
+TEST_F(EvidenceBundle, RunsOfOneBundleShareOneObjectsFolder) {
+  const recorded_run second = record_bench_run(records_);  // the same sources and cubins
+  const fs::path bundle = scratch_.path() / "portfolio";
+  static_cast<void>(write_bundle(
+      bundle,
+      [&](const fs::path& folder) {
+        fs::create_directories(folder / "runs");
+        for (const auto& [name, id] : {std::pair{"a", run_.run_id}, {"b", second.run_id}}) {
+          export_bundle(records_, id, folder / "runs" / name, nullptr, false, folder / "objects");
+        }
+      },
+      nullptr));
+  for (const char* run : {"runs/a", "runs/b"}) {
+    EXPECT_FALSE(fs::exists(bundle / run / "objects")) << run;
+    std::vector<std::string> listed;
+    for (const auto& e : parse_sha256sums(read_file(bundle / run / "SHA256SUMS")))
+      listed.push_back(e.path);
+    EXPECT_EQ(listed, (std::vector<std::string>{"report.md", "results.json", "run.json"})) << run;
+    EXPECT_NE(read_file(bundle / run / "report.md").find("`../../objects/` holds each object"),
+              std::string::npos);
+  }
+  std::set<std::string> cited;
+  for (const std::int64_t id : {run_.run_id, second.run_id}) {
+    for (const auto& c : run_catalog(records_).cited_objects(id)) {
+      if (c.column != "report_sha256") cited.insert(c.sha256);
+    }
+  }
+  std::set<std::string> present;
+  for (const auto& e : fs::directory_iterator(bundle / "objects"))
+    present.insert(e.path().filename().string());
+  EXPECT_EQ(present, cited);
+  EXPECT_TRUE(verify_all(bundle).ok())
+      << fmt::format("{}", fmt::join(problems(verify_all(bundle)), "\n"));
+  EXPECT_EQ(run_in(bundle, "sha256sum -c --strict SHA256SUMS"), 0);
+
+  const std::string object = "objects/" + second.fast_cubin_sha256;
+  fs::remove(bundle / object);
+  relist(bundle, object, /*keep=*/false);
+  const bundle_verification v = verify_all(bundle);
+  ASSERT_EQ(problems(v), std::vector<std::string>{"missing " + object});
+  EXPECT_NE(v.problems[0].detail.find("runs/a/run.json"), std::string::npos)
+      << v.problems[0].detail;
 }
 
 }  // namespace

@@ -286,6 +286,35 @@ TEST(ResultModel, EveryTypeReadsBackItsOwnJson) {
 
 // A record of poisoned launches written before launches after a pause were timed reads without
 // them, and judges nothing by them.
+// A report names each check of every variant on every case: a failed check keeps everything that
+// says what went wrong, a passed one its error metrics (its worker's evidence is the CAS object
+// its gate row cites), and a variant gated by an earlier run of the series cites that run.
+TEST(ResultModel, AReportKeepsAFailedChecksEvidenceAndAPassedChecksMetrics) {
+  const case_check passed = variant().checks.front();
+  const json p = to_json(passed);
+  EXPECT_FALSE(p.contains("worker"));
+  ASSERT_EQ(p.at("outputs").size(), 1U);
+  EXPECT_FALSE(p["outputs"][0].contains("worst"));
+  EXPECT_EQ(p["outputs"][0].at("max_abs"), 0.25);
+  EXPECT_EQ(p["outputs"][0].at("normalized_error_quantiles").at("p99"), 1.5);
+
+  case_check failed = passed;
+  failed.reason = reason_code::wrong_result;
+  failed.message = "out[17] = nan, expected 1.25";
+  const json f = to_json(failed);
+  EXPECT_EQ(f.at("worker").at("check"), 3);
+  EXPECT_EQ(f["outputs"][0].at("worst").size(), 2U);
+  expect_round_trip(failed, case_check_from_json);
+
+  variant_result reused = variant();
+  reused.gated_in_run = 4;
+  const json r = to_json(reused);
+  EXPECT_EQ(r.at("gated_in_run"), 4);
+  EXPECT_TRUE(r.at("checks").empty());
+  EXPECT_TRUE(variant_result_from_json(r).checks.empty());
+  EXPECT_EQ(to_json(variant()).at("checks").size(), 1U);
+}
+
 TEST(ResultModel, PoisonedLaunchesRecordedWithoutPausedLaunchesRead) {
   json j = to_json(poisoned());
   j.erase("paused_us");
