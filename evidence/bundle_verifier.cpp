@@ -342,9 +342,23 @@ void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
       continue;
     }
     const bool own_objects = fs::is_directory(fs::symlink_status(v.dir / (prefix + "objects"), ec));
+    const std::vector<object_citation> cited = objects_cited_in(records);
+    auto is_report = [](const object_citation& c) {
+      return c.table == "runs" && c.column == "report_sha256";
+    };
+    // A run folder taken out of a portfolio's bundle: one problem, not one per object.
+    const bool no_objects =
+        run.empty() && !own_objects && !fs::exists(v.dir / "objects", ec) &&
+        std::any_of(cited.begin(), cited.end(), [&](const auto& c) { return !is_report(c); });
+    if (no_objects) {
+      add({bundle_problem_kind::missing, "objects",
+           "run.json cites objects and there is no objects/ folder; a run of a portfolio's "
+           "bundle keeps them in the portfolio's objects/: verify the portfolio's folder",
+           "", ""});
+    }
     std::set<std::string> seen;
-    for (const object_citation& c : objects_cited_in(records)) {
-      if (!seen.insert(c.sha256).second) continue;
+    for (const object_citation& c : cited) {
+      if (!seen.insert(c.sha256).second || (no_objects && !is_report(c))) continue;
       const std::string cited_by =
           fmt::format("{}run.json ({} {} {})", prefix, c.table, c.row_id, c.column);
       const std::string in_run = prefix + "objects/" + c.sha256;
@@ -356,7 +370,7 @@ void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
         actual = digest_of(path);
       }
       // A bundle of one run keeps its report as results.json, not among its objects.
-      if (!actual && c.table == "runs" && c.column == "report_sha256") {
+      if (!actual && is_report(c)) {
         path = prefix + "results.json";
         actual = digest_of(path);
         if (actual && !actual->empty() && *actual != c.sha256) {

@@ -447,6 +447,10 @@ TEST_F(EvidenceBundle, RunsOfOneBundleShareOneObjectsFolder) {
   EXPECT_TRUE(verify_all(bundle).ok())
       << fmt::format("{}", fmt::join(problems(verify_all(bundle)), "\n"));
   EXPECT_EQ(run_in(bundle, "sha256sum -c --strict SHA256SUMS"), 0);
+  // A run's folder alone lacks its objects, and says where they are.
+  const bundle_verification alone = verify_all(bundle / "runs" / "a");
+  ASSERT_EQ(problems(alone), std::vector<std::string>{"missing objects"});
+  EXPECT_NE(alone.problems[0].detail.find("verify the portfolio's folder"), std::string::npos);
 
   const std::string object = "objects/" + second.fast_cubin_sha256;
   fs::remove(bundle / object);
