@@ -224,12 +224,12 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
           result.total_bytes += bytes.size();
         }
         // Where report.md sends a reader from the run's folder: "../../objects/" in a portfolio.
-        const std::string objects_path = shared_objects.empty()
-                                             ? std::string("objects/")
-                                             : shared_objects.lexically_normal()
-                                                       .lexically_relative(written_at(out))
-                                                       .generic_string() +
-                                                   "/";
+        std::string objects_path = "objects/";
+        if (!shared_objects.empty()) {
+          const fs::path from_run =
+              shared_objects.lexically_normal().lexically_relative(written_at(out));
+          objects_path = from_run.generic_string() + "/";
+        }
         std::vector<bundle_object> object_list;
         for (auto& [digest, o] : objects) object_list.push_back(std::move(o));
         files["run.json"] = rows.dump(1) + "\n";
