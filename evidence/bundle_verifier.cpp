@@ -358,9 +358,16 @@ void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
     }
     std::set<std::string> seen;
     for (const object_citation& c : cited) {
-      if (!seen.insert(c.sha256).second || (no_objects && !is_report(c))) continue;
       const std::string cited_by =
           fmt::format("{}run.json ({} {} {})", prefix, c.table, c.row_id, c.column);
+      // Never a path: "../../etc/passwd" would have verify read outside the bundle.
+      if (!is_sha256_hex(c.sha256)) {
+        add({bundle_problem_kind::claim, prefix + "run.json",
+             fmt::format("{} cites '{}', which is not a SHA-256", cited_by, c.sha256.substr(0, 80)),
+             "", ""});
+        continue;
+      }
+      if (!seen.insert(c.sha256).second || (no_objects && !is_report(c))) continue;
       const std::string in_run = prefix + "objects/" + c.sha256;
       const std::string shared = "objects/" + c.sha256;
       std::string path = own_objects ? in_run : shared;

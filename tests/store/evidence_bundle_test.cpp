@@ -408,6 +408,17 @@ TEST_F(EvidenceBundle, RunJsonHoldsTheBundleToEveryObjectItCites) {
   relist(garbled, "run.json", /*keep=*/true);
   EXPECT_EQ(problems(verify_all(garbled)), std::vector<std::string>{"claim run.json"});
 
+  // A digest that is a path is never followed out of the bundle.
+  const fs::path escaping = export_run("escaping");
+  auto rows = nlohmann::json::parse(read_file(escaping / "run.json"));
+  rows["variant_results"][0]["cubin_sha256"] = "../../../../etc/passwd";
+  fs::permissions(escaping / "run.json", fs::perms::owner_write, fs::perm_options::add);
+  overwrite(escaping / "run.json", rows.dump(1));
+  relist(escaping, "run.json", /*keep=*/true);
+  v = verify_all(escaping);
+  ASSERT_EQ(problems(v), std::vector<std::string>{"claim run.json"});
+  EXPECT_NE(v.problems[0].detail.find("not a SHA-256"), std::string::npos) << v.problems[0].detail;
+
   EXPECT_TRUE(verify_all(export_run("intact")).ok());
 }
 
