@@ -195,6 +195,8 @@ variant_result variant_result_from_json(const json& j) {
   return r;
 }
 
+std::string stored_report_bytes(const bench_report& report) { return to_json(report).dump(); }
+
 json to_json(const bench_report& report) {
   json timing = to_json(report.timing);
   timing["clock"] = traits_of(report.timing.mode).clock;

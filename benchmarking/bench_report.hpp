@@ -172,5 +172,8 @@ variant_result variant_result_from_json(const nlohmann::json& j);
 // lack reads as absent.
 nlohmann::json to_json(const bench_report& report);
 bench_report bench_report_from_json(const nlohmann::json& j);
+// The report as the store keeps it (runs.report_sha256, a bundle's results.json): compact JSON,
+// since a portfolio's bundle carries one per case.
+std::string stored_report_bytes(const bench_report& report);
 
 }  // namespace blaster

@@ -210,7 +210,7 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
   record_run(records, run_id, task, report);
   report.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  const std::string report_sha256 = records.cas().put(to_json(report).dump());
+  const std::string report_sha256 = records.cas().put(stored_report_bytes(report));
   records.finish_run(run_id,
                      report.gpu             ? "completed"
                      : options.compile_only ? "compiled"

@@ -338,7 +338,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         throw cuda::gpu_unavailable(report.gpu_unavailable);
       }
       // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
-      const std::string report_sha256 = db.cas().put(to_json(report).dump(1));
+      const std::string report_sha256 = db.cas().put(stored_report_bytes(report));
       const std::lock_guard lock(recording);
       progress["pending"].erase(item.key());
       progress["done"][item.key()] = {{"run_id", report.run_id},

@@ -25,6 +25,7 @@
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
+#include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 #include "evidence/store_merge.hpp"
 #include "portfolio/portfolio_figure.hpp"
@@ -161,7 +162,7 @@ struct fake_bench {
     r.roofline_bytes = o.timed_case == "large" ? 1e9 : 1e6;
     r.results = {base, cand};
     r.run_id = records.begin_run(o.command, o.task, "{}");
-    records.finish_run(r.run_id, "completed", records.cas().put(to_json(r).dump(1)));
+    records.finish_run(r.run_id, "completed", records.cas().put(stored_report_bytes(r)));
     if (key == stop_after) throw std::runtime_error("stopped");
     return r;
   }
@@ -251,6 +252,13 @@ TEST_F(Portfolio, AKilledPortfolioResumesWithoutRedoingRecordedWork) {
   EXPECT_TRUE(outcomes[1].resumed);
   EXPECT_FALSE(outcomes[2].resumed);
   EXPECT_EQ(outcomes[0].report.timed_case, "canonical");
+  // Each case's progress names the report its run recorded, not another copy of it.
+  const json progress = json::parse(read_file(portfolio_progress_file(records, s)));
+  for (const auto& o : outcomes) {
+    EXPECT_EQ(progress.at("done").at(o.item.key()).at("report_sha256"),
+              run_catalog(records).find_run(o.run_id)->report_sha256)
+        << o.item.key();
+  }
 
   // Another protocol is other work: nothing is resumed.
   fake_bench third;
