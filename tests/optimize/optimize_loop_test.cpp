@@ -280,7 +280,9 @@ TEST_F(OptimizeLoop, ASessionExportsAsAVerifiedTrajectory) {
       EXPECT_TRUE(std::filesystem::exists(out / "objects" / a.source_sha256)) << a.step;
     }
   }
-  EXPECT_TRUE(verify_bundle(out, nullptr).ok());
+  bundle_verification verified = verify_bundle(out, nullptr);
+  check_run_records(verified);  // each session's run.json against the bundle's objects/
+  EXPECT_TRUE(verified.ok()) << (verified.problems.empty() ? "" : verified.problems[0].detail);
   // A changed number is caught.
   write_file_atomically(out / "trajectories.jsonl", lines + " ");
   EXPECT_FALSE(verify_bundle(out, nullptr).ok());

@@ -367,7 +367,7 @@ void relist(const fs::path& bundle, const std::string& path, bool keep) {
   overwrite(bundle / "SHA256SUMS", format_sha256sums(manifest));
 }
 
-// Every check `blaster verify` makes.
+// The checks `blaster verify` makes of every bundle (a portfolio's claims aside).
 bundle_verification verify_all(const fs::path& bundle) {
   bundle_verification v = verify_bundle(bundle, nullptr);
   check_run_records(v);
