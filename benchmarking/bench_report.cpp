@@ -195,6 +195,10 @@ variant_result variant_result_from_json(const json& j) {
   return r;
 }
 
+std::optional<double> confirmed_time(const variant_result& r) {
+  return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
+}
+
 std::string stored_report_bytes(const bench_report& report) { return to_json(report).dump(); }
 
 json to_json(const bench_report& report) {

@@ -167,6 +167,9 @@ nlohmann::json to_json(const diagnostics& d);
 diagnostics diagnostics_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const variant_result& r);
 variant_result variant_result_from_json(const nlohmann::json& j);
+// A variant's time where it passed and was confirmed, not screened out after the first session:
+// the time a tuned table's entry states.
+std::optional<double> confirmed_time(const variant_result& r);
 // Everything in the report, exactly: what `--json` prints and what the store keeps. Reading
 // accepts the reports of the previous release too (checked-in bundles hold them): what they
 // lack reads as absent.

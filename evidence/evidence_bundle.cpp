@@ -179,9 +179,9 @@ bundle_export export_bundle(store& records, std::int64_t run_id, const fs::path&
       [&](const fs::path& folder) {
         const nlohmann::json rows = catalog.records_of(run_id);
         // Every object the rows cite, once, in digest order; the report is results.json
-        // instead.
+        // instead. Read from the rows run.json holds, as verify reads them.
         std::map<std::string, bundle_object> objects;
-        for (const object_citation& c : catalog.cited_objects(run_id)) {
+        for (const object_citation& c : objects_cited_in(rows)) {
           if (c.table == "runs" && c.column == "report_sha256") continue;
           bundle_object& o = objects[c.sha256];
           o.sha256 = c.sha256;

@@ -251,8 +251,9 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
           std::filesystem::create_directories(dir);
           write_file_atomically(dir / "session.json",
                                 object_text(records, catalog.find_run(run)->report_sha256));
-          write_file_atomically(dir / "run.json", catalog.records_of(run).dump(1) + "\n");
-          for (const auto& c : catalog.cited_objects(run)) objects.insert(c.sha256);
+          const nlohmann::json rows = catalog.records_of(run);
+          write_file_atomically(dir / "run.json", rows.dump(1) + "\n");
+          for (const auto& c : objects_cited_in(rows)) objects.insert(c.sha256);
           for (const attempt& a : optimization_memory(records).steps_of(run)) {
             if (a.bench_run_id > 0) judged_by.insert(a.bench_run_id);
           }

@@ -18,11 +18,6 @@ namespace blaster {
 
 namespace {
 
-// A variant's time where it passed and was confirmed, not screened out after the first session.
-std::optional<double> confirmed_time(const variant_result& r) {
-  return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
-}
-
 // "reason: evidence" of a rejected variant.
 std::string rejection(const variant_result& r) {
   return fmt::format("{}: {}", to_string(r.reason), r.message);

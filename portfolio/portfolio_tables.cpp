@@ -64,16 +64,13 @@ std::string entry_problem(const tuned_table& table, const std::string& task,
   for (const variant_result& r : run.results) {
     if (r.baseline || r.candidate != candidate) continue;
     if (r.params == entry.params) mine = &r;
-    if (r.status == "passed" && !r.screened && r.time_us &&
-        (fastest == nullptr || *r.time_us < *fastest->time_us)) {
-      fastest = &r;
-    }
+    if (confirmed_time(r) && (fastest == nullptr || *r.time_us < *fastest->time_us)) fastest = &r;
   }
   if (mine == nullptr) {
     return fmt::format("run {} has no variant of {} with {}", id, candidate,
                        params_text(entry.params));
   }
-  if (mine->status != "passed" || mine->screened || !mine->time_us) {
+  if (!confirmed_time(*mine)) {
     return fmt::format("run {} did not confirm {} ({})", id, mine->label,
                        mine->status != "passed" ? mine->status : "screened out");
   }
