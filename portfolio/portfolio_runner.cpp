@@ -53,7 +53,25 @@ std::string minutes(double seconds) {
 
 }  // namespace
 
-task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task) {
+namespace {
+
+// Whether bench on `device` may read the tuned table `file`: one named for another GPU it never
+// reads; one whose name does not say, or does not parse, it may (or fails on).
+bool read_on(const std::filesystem::path& file, const std::optional<std::string>& device) {
+  if (!device || file.extension() != ".json") return true;
+  try {
+    for (const auto& [key, value] : parse_tuned_file_name(file.filename().string())) {
+      if (key == "device_name") return value == *device;
+    }
+  } catch (const input_error&) {
+  }
+  return true;
+}
+
+}  // namespace
+
+task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
+                                 const std::optional<std::string>& device) {
   std::set<std::string> files;  // relative to root, so sorted in a stable order
   auto add = [&](const std::filesystem::path& file) {
     files.insert(file.lexically_relative(root).generic_string());
@@ -74,7 +92,7 @@ task_sources task_sources_sha256(const std::filesystem::path& root, const std::s
   }
   if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(tuned)) {
-      if (entry.is_regular_file()) add(entry.path());
+      if (entry.is_regular_file() && read_on(entry.path(), device)) add(entry.path());
     }
   }
   std::set<std::string> all_common;
@@ -195,12 +213,22 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   std::filesystem::create_directories(progress_path.parent_path());
 
   const std::vector<portfolio_item> items = portfolio_items(s, options.shard, options.shards);
-  std::map<std::string, task_sources> sources;  // by task
-  auto sources_of = [&](const std::string& task) -> const task_sources& {
-    auto it = sources.find(task);
+  // By task and device: an item is held to the tables of the GPU it ran on (its "device"), one
+  // recorded without a device, or not yet run, to the tables of every GPU. Once the GPUs' threads
+  // start, used under `recording` only. Taken once: a file that changes later makes the items
+  // recorded after it stale, never the other way round.
+  std::map<std::pair<std::string, std::optional<std::string>>, task_sources> sources;
+  auto sources_of = [&](const std::string& task,
+                        const std::optional<std::string>& device) -> const task_sources& {
+    auto it = sources.find({task, device});
     if (it == sources.end())
-      it = sources.emplace(task, task_sources_sha256(options.root, task)).first;
+      it = sources.emplace(std::pair(task, device), task_sources_sha256(options.root, task, device))
+               .first;
     return it->second;
+  };
+  auto device_of = [](const json& done) -> std::optional<std::string> {
+    if (!done.contains("device") || !done["device"].is_string()) return std::nullopt;
+    return done["device"].get<std::string>();
   };
   // An item recorded with every shared header in its digest holds as well, and from now on
   // carries the exact one: written at once, with the stale items still in it.
@@ -208,7 +236,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   for (const auto& item : items) {
     if (!progress["done"].contains(item.key())) continue;
     json& done = progress["done"][item.key()];
-    const task_sources& now = sources_of(item.task);
+    const task_sources& now = sources_of(item.task, device_of(done));
     if (done.value("sources_sha256", std::string()) == now.every_common_header) {
       done["sources_sha256"] = now.exact;
       upgraded = true;
@@ -219,7 +247,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   for (const auto& item : items) {
     if (!progress["done"].contains(item.key())) continue;
     const json& done = progress["done"][item.key()];
-    if (done.value("sources_sha256", std::string()) == sources_of(item.task).exact) continue;
+    if (done.value("sources_sha256", std::string()) == sources_of(item.task, device_of(done)).exact)
+      continue;
     spdlog::info("{}: its task or candidate files changed since run {}: {}", item.key(),
                  done.value("run_id", std::int64_t{0}),
                  options.recorded_only ? "not run yet" : "redone");
@@ -235,7 +264,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     const json pending = progress["pending"][item.key()];
     progress["pending"].erase(item.key());
     if (progress["done"].contains(item.key()) ||
-        pending.value("sources_sha256", std::string()) != sources_of(item.task).exact) {
+        pending.value("sources_sha256", std::string()) !=
+            sources_of(item.task, std::nullopt).exact) {
       continue;
     }
     statement run = records.db().prepare(
@@ -330,7 +360,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         const std::lock_guard lock(recording);
         progress["pending"][item.key()] = {{"command", b.command},
                                            {"after_run", db.last_run_id()},
-                                           {"sources_sha256", sources_of(item.task).exact}};
+                                           {"sources_sha256",
+                                            sources_of(item.task, std::nullopt).exact}};
         write_file_atomically(progress_path, progress.dump(1) + "\n");
       }
       const bench_report report = bench(b, db, series);
@@ -340,17 +371,25 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       // The same bytes run_bench stored; put again so that a resume finds them whatever ran.
       const std::string report_sha256 = db.cas().put(stored_report_bytes(report));
       const std::lock_guard lock(recording);
+      // Held to the tables of the GPU it ran on, unless a file changed while it ran: then to the
+      // digest taken before it, which no longer holds, so that a resume redoes it.
+      const std::string before = progress["pending"][item.key()]["sources_sha256"];
       progress["pending"].erase(item.key());
-      progress["done"][item.key()] = {{"run_id", report.run_id},
-                                      {"report_sha256", report_sha256},
-                                      {"sources_sha256", sources_of(item.task).exact}};
+      json done = {{"run_id", report.run_id},
+                   {"report_sha256", report_sha256},
+                   {"sources_sha256", before}};
+      if (task_sources_sha256(options.root, item.task).exact == before) {
+        const std::string device = report.device ? device_name_key(report.device->name) : "none";
+        done["device"] = device;
+        done["sources_sha256"] = task_sources_sha256(options.root, item.task, device).exact;
+      }
+      progress["done"][item.key()] = std::move(done);
       write_file_atomically(progress_path, progress.dump(1) + "\n");
       found[i] = {item, report.run_id, report, /*resumed=*/false};
       ++benched;
       --left;
     }
   };
-  for (const auto& entry : entries) sources_of(items[entry.front()].task);  // before the threads
   if (lanes == 1) {
     for (const auto& entry : entries) run_entry(entry, 0, records);
   } else {

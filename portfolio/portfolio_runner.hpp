@@ -74,11 +74,15 @@ std::vector<portfolio_item> portfolio_items(const suite& s, int shard = 1, int s
 // configurations from (kernels/<task>/tuned/). `exact` names the included headers only, or every
 // shared header where a candidate file has no plan (unread, refused): its includes are unknown. An
 // item recorded with `every_common_header`, as earlier portfolios recorded it, holds as well.
+// Given the device its run ran on (as tables name it, tuned_table.hpp), the tables of other GPUs
+// are left out, since bench never reads them there: tuning one GPU redoes none of another's
+// cases. A table whose name states no device, or does not parse, counts wherever it lies.
 struct task_sources {
   std::string exact;
   std::string every_common_header;
 };
-task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task);
+task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
+                                 const std::optional<std::string>& device = std::nullopt);
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
 // their homes merge (blaster merge) with every run keeping the id its reports cite.

@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 #include <utility>
+#include <functional>
 #include <vector>
 
 #include "benchmarking/result_printer.hpp"
@@ -105,6 +106,7 @@ struct fake_bench {
                            // records it
   double candidate_us = 5.0;
   std::string revision = "0123abc";  // the harness revision its reports carry
+  std::function<void()> while_running;  // what happens while each case runs
 
   std::vector<std::vector<std::string>> series;  // each series' cases, as it first came
 
@@ -118,6 +120,7 @@ struct fake_bench {
     asked.push_back(key + " " +
                     (o.mode_given ? std::string(to_string(o.timing.mode)) : "task's mode"));
     if (key == fail_at) throw std::runtime_error("killed");
+    if (while_running) while_running();
     bench_report r;
     r.gpu = true;
     r.task = o.task;
@@ -323,8 +326,9 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   store records(dir_ / "home");
   const suite s = two_tasks(root);
   const portfolio_options options = options_at(root);
-  auto rerun = [&] {
+  auto rerun = [&](std::function<void()> while_running = {}) {
     fake_bench bench;
+    bench.while_running = std::move(while_running);
     const auto outcomes = run_portfolio(s, options, records, std::ref(bench));
     std::vector<bool> resumed;
     for (const auto& o : outcomes) resumed.push_back(o.resumed);
@@ -345,16 +349,47 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   EXPECT_EQ(asked, (std::vector<std::string>{"relu/canonical task's mode", "relu/large hot"}));
   EXPECT_EQ(resumed, (std::vector<bool>{false, false, true}));
 
-  // A tuned table written for rmsnorm: bench would take its configuration, so rmsnorm is redone.
-  fs::create_directories(root / "kernels/rmsnorm/tuned");
-  { std::ofstream(root / "kernels/rmsnorm/tuned/H=4096,device_name=X,dtype=f32.json") << "{}\n"; }
+  // A tuned table of another GPU: bench never reads it on the GPU the items ran on (the stand-in
+  // runs name none), so nothing is redone.
+  const fs::path tuned = root / "kernels/rmsnorm/tuned/rmsnorm_vec_regs";
+  fs::create_directories(tuned);
+  { std::ofstream(tuned / "H=4096,device_name=NVIDIA_H200,dtype=f32.json") << "{}\n"; }
+  EXPECT_TRUE(rerun().first.empty());
+  // One of that GPU: bench would take its configuration, so rmsnorm is redone.
+  { std::ofstream(tuned / "H=4096,device_name=none,dtype=f32.json") << "{}\n"; }
   std::tie(asked, resumed) = rerun();
   EXPECT_EQ(asked, std::vector<std::string>{"rmsnorm/canonical task's mode"});
   EXPECT_EQ(resumed, (std::vector<bool>{true, true, false}));
+  // One whose name states no device, or is not a table's name, may be read anywhere.
+  { std::ofstream(tuned / "H=4096,dtype=f32.json") << "{}\n"; }
+  EXPECT_EQ(rerun().first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  { std::ofstream(tuned / "notes.json") << "{}\n"; }
+  EXPECT_EQ(rerun().first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  // A table of that GPU written while the case runs: the run may not have read it, so the case is
+  // redone on the next resume.
+  { std::ofstream(tuned / "notes.json", std::ios::app) << "\n"; }
+  EXPECT_EQ(rerun([&] { std::ofstream(tuned / "H=4096,device_name=none,dtype=f32.json") << "\n"; })
+                .first,
+            std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  EXPECT_EQ(rerun().first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  EXPECT_TRUE(rerun().first.empty());
 
-  // A progress file that recorded no sources (an older blaster's) is redone entirely.
+  // Items recorded without their device, as earlier portfolios recorded them, are held to the
+  // tables of every GPU.
   const fs::path progress_path = portfolio_progress_file(records, s);
   json progress = json::parse(read_file(progress_path));
+  for (auto& [key, done] : progress.at("done").items()) {
+    EXPECT_EQ(done.at("device"), "none") << key;
+    done.erase("device");
+    done["sources_sha256"] = task_sources_sha256(root, key.substr(0, key.find('/'))).exact;
+  }
+  write_file_atomically(progress_path, progress.dump(1));
+  EXPECT_TRUE(rerun().first.empty());
+  { std::ofstream(tuned / "H=4096,device_name=NVIDIA_H200,dtype=f32.json", std::ios::app) << "\n"; }
+  EXPECT_EQ(rerun().first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+
+  // A progress file that recorded no sources (an older blaster's) is redone entirely.
+  progress = json::parse(read_file(progress_path));
   for (auto& [key, done] : progress.at("done").items()) done.erase("sources_sha256");
   write_file_atomically(progress_path, progress.dump(1));
   EXPECT_EQ(rerun().first.size(), 3U);

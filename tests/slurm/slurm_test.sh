@@ -118,9 +118,16 @@ PY
 export BLASTER=$blaster BLASTER_SUITE=core10 BLASTER_WORK=$dir/kill BLASTER_FLAGS=--compile-only
 mkdir -p "$dir/kill/homes"
 job=$(sbatch --parsable --array=1 --output="$dir/kill/first.log" "$root/scripts/slurm/portfolio.sbatch")
-for _ in $(seq 120); do
-  grep -q "\[2/" "$dir/kill/first.log" 2>/dev/null && break
-  sleep 0.5
+# Stopped while a case's run is under way (its second case's, so that one is recorded before): a
+# stop between two runs would interrupt none.
+for _ in $(seq 240); do
+  grep -q "\[2/" "$dir/kill/first.log" 2>/dev/null &&
+    python3 - "$dir/kill/homes/shard-1/blaster.db" <<'PY' && break
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
+sys.exit(0 if db.execute("SELECT count(*) FROM runs WHERE status = 'running'").fetchone()[0] else 1)
+PY
+  sleep 0.25
 done
 scancel "$job"
 wait_job "$job"
