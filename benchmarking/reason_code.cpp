@@ -1,6 +1,7 @@
 #include "benchmarking/reason_code.hpp"
 
 #include <array>
+#include <csignal>
 #include <utility>
 
 #include "core/worker_process.hpp"
@@ -59,6 +60,12 @@ reason_code reason_for_cuda_error(CUresult code) {
     default:
       return reason_code::launch_error;
   }
+}
+
+bool stopped_from_outside(const worker_outcome& outcome) {
+  if (outcome.how != worker_outcome::ending::signaled) return false;
+  return outcome.signal == SIGTERM || outcome.signal == SIGINT || outcome.signal == SIGHUP ||
+         outcome.signal == SIGQUIT;
 }
 
 reason_code reason_for_worker_ending(const worker_outcome& outcome) {

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "benchmarking/reason_code.hpp"
+#include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/worker_process.hpp"
 
@@ -88,6 +90,11 @@ worker_answer worker_launcher::run(const worker_request& request,
                 ? fmt::format(" during {} of check {}", last_step["step"].get<std::string>(),
                               last_step["check"].get<std::size_t>())
                 : fmt::format(" during {}", last_step["step"].get<std::string>());
+  }
+  if (stopped_from_outside(outcome)) {
+    BLASTER_THROW("the worker {}{}: a stop sent from outside blaster, not the candidate's doing; "
+                  "the run stops here (run the command again to redo it)",
+                  outcome.describe(), where);
   }
   answer.why = fmt::format("the worker {}{}", outcome.describe(), where);
   return answer;

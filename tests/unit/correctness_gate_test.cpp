@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -11,6 +12,7 @@
 #include "benchmarking/error_histogram.hpp"
 #include "benchmarking/gate_protocol.hpp"
 #include "benchmarking/reason_code.hpp"
+#include "core/error.hpp"
 #include "core/mapped_file.hpp"
 #include "core/sha256.hpp"
 #include "core/worker_process.hpp"
@@ -61,6 +63,26 @@ TEST(ReasonCode, AWorkerKilledAtItsDeadlineTimedOutAnyOtherEndIsACrash) {
   outcome.how = worker_outcome::ending::exited;
   outcome.exit_code = 1;
   EXPECT_EQ(reason_for_worker_ending(outcome), reason_code::crash);
+}
+
+TEST(ReasonCode, OnlyAStopSentFromOutsideIsNoVerdictOnTheCandidate) {
+  worker_outcome outcome;
+  outcome.how = worker_outcome::ending::signaled;
+  for (const int outside : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    outcome.signal = outside;
+    EXPECT_TRUE(stopped_from_outside(outcome)) << outside;
+  }
+  // A fault, an abort, and blaster's own kill at a deadline are the candidate's.
+  for (const int own : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGKILL}) {
+    outcome.signal = own;
+    EXPECT_FALSE(stopped_from_outside(outcome)) << own;
+  }
+  outcome.how = worker_outcome::ending::exited;
+  outcome.exit_code = 0;
+  outcome.signal = SIGTERM;  // left over: an exit is no signal
+  EXPECT_FALSE(stopped_from_outside(outcome));
+  outcome.how = worker_outcome::ending::timed_out;
+  EXPECT_FALSE(stopped_from_outside(outcome));
 }
 
 TEST(ErrorHistogram, QuantilesAreTightUpperBounds) {
@@ -176,6 +198,46 @@ TEST(GateProtocol, RotationTravelsWithTheTimingOptions) {
   EXPECT_TRUE(timing_options_from_json(to_json(o)).rotate_buffers);
   o.rotate_buffers = false;
   EXPECT_FALSE(timing_options_from_json(to_json(o)).rotate_buffers);
+}
+
+// A stand-in worker that is stopped by a signal midway through a check: a fault is the
+// candidate's crash, a stop sent from outside stops the run and blames no candidate.
+TEST(WorkerLauncher, AStopSentFromOutsideStopsTheRunAndAFaultIsACrash) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("blaster-launcher-stop-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto stopped_by = [&](const std::string& signal) {
+    const auto script = dir / ("worker-" + signal + ".sh");
+    {
+      std::ofstream out(script);
+      out << "#!/bin/sh\n"
+             "echo '{\"step\":\"run 1\",\"check\":2,\"ms\":1}' >&3\n"
+             "kill -" << signal << " $$\n"
+             "sleep 5\n";
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    const worker_launcher launcher{
+        .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = nullptr};
+    worker_request request;
+    request.phase = worker_phase::gate;
+    return launcher.run(request, std::chrono::milliseconds(10'000));
+  };
+  const worker_answer segv = stopped_by("SEGV");
+  EXPECT_FALSE(segv.result.has_value());
+  EXPECT_EQ(segv.ended, reason_code::crash);
+  EXPECT_NE(segv.why.find("during run 1 of check 2"), std::string::npos) << segv.why;
+  for (const char* outside : {"TERM", "INT", "HUP"}) {
+    try {
+      static_cast<void>(stopped_by(outside));
+      ADD_FAILURE() << "SIG" << outside << " was taken for the candidate's doing";
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find("a stop sent from outside blaster"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("during run 1 of check 2"), std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A stand-in worker: a script that answers on fd 3 as the real one does, with the steps it
