@@ -43,7 +43,7 @@ reason_code reason_for_worker_ending(const worker_outcome& outcome);
 // A worker ended by a signal that only someone outside sends: SIGTERM, SIGINT, SIGHUP or SIGQUIT,
 // as an operator's kill or a scheduler's scancel does. blaster kills its workers with SIGKILL, and
 // a kernel's fault ends one with a CUDA error, SIGSEGV, SIGBUS or SIGABRT: a stop like this is no
-// verdict on the candidate, and the run stops instead.
+// verdict on the candidate, and the run stops instead. A SIGKILL's sender is unknown: a crash.
 bool stopped_from_outside(const worker_outcome& outcome);
 
 }  // namespace blaster

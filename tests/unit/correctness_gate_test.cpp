@@ -72,7 +72,7 @@ TEST(ReasonCode, OnlyAStopSentFromOutsideIsNoVerdictOnTheCandidate) {
     outcome.signal = outside;
     EXPECT_TRUE(stopped_from_outside(outcome)) << outside;
   }
-  // A fault, an abort, and blaster's own kill at a deadline are the candidate's.
+  // A fault and an abort are the candidate's; so is a SIGKILL, whose sender is unknown.
   for (const int own : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGKILL}) {
     outcome.signal = own;
     EXPECT_FALSE(stopped_from_outside(outcome)) << own;
