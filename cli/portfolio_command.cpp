@@ -39,6 +39,7 @@ struct portfolio_flags {
   std::string gpus;
   bool compile_only = false;
   bool recorded = false;
+  bool all_params = false;
   compile_limit_flags compile;
 };
 
@@ -154,6 +155,11 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
   cmd->add_flag("--compile-only", f->compile_only,
                 "compile every case's variants and record each as a run, timing nothing and "
                 "looking for no GPU; prints what compiled instead of writing a bundle");
+  cmd->add_flag("--all-params", f->all_params,
+                "time every params configuration of each candidate, also where a tuned table "
+                "names one: the runs `tune --from-runs` turns into --tables. The tables then "
+                "change nothing that runs, and a table written later redoes no case; --recorded "
+                "takes it too");
   cmd->add_flag("--recorded", f->recorded,
                 "bench nothing: write the bundle of the cases recorded so far, naming the cases "
                 "not run yet")
@@ -182,6 +188,7 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     if (!f->shard.empty()) std::tie(options.shard, options.shards) = parse_shard(f->shard);
     options.compile_only = f->compile_only;
     options.recorded_only = f->recorded;
+    options.all_params = f->all_params;
     std::optional<gpu_choice> gpus;
     if (!f->gpus.empty()) {
       if (f->compile_only || f->recorded) {
@@ -194,6 +201,7 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
         "blaster portfolio --suite " + f->suite + (f->no_sanitize ? " --no-sanitize" : "") +
         (f->shard.empty() ? "" : " --shard " + f->shard) +
         (f->gpus.empty() ? "" : " --gpus " + f->gpus) + (f->compile_only ? " --compile-only" : "") +
+        (f->all_params ? " --all-params" : "") +
         compile_limit_arguments(f->compile);
     const suite s = load_suite(options.root, f->suite);
     const std::filesystem::path out =

@@ -26,11 +26,12 @@ namespace {
 
 using json = nlohmann::json;
 
-// What makes two portfolios the same work: the suite's bytes, the sessions per item, and whether
-// they time anything.
-json progress_identity(const suite& s, int sessions, bool compile_only) {
+// What makes two portfolios the same work: the suite's bytes, the sessions per item, whether they
+// time anything, and whether every configuration competes.
+json progress_identity(const suite& s, int sessions, const portfolio_options& options) {
   json identity = {{"suite", s.name}, {"suite_sha256", s.sha256}, {"sessions", sessions}};
-  if (compile_only) identity["compile_only"] = true;
+  if (options.compile_only) identity["compile_only"] = true;
+  if (options.all_params) identity["all_params"] = true;
   return identity;
 }
 
@@ -71,7 +72,7 @@ bool read_on(const std::filesystem::path& file, const std::optional<std::string>
 }  // namespace
 
 task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
-                                 const std::optional<std::string>& device) {
+                                 const std::optional<std::string>& device, bool tables) {
   std::set<std::string> files;  // relative to root, so sorted in a stable order
   auto add = [&](const std::filesystem::path& file) {
     files.insert(file.lexically_relative(root).generic_string());
@@ -90,7 +91,7 @@ task_sources task_sources_sha256(const std::filesystem::path& root, const std::s
     if (!read.plan) every_header = true;
     for (const auto& h : read.headers) included.insert(h.name);  // "common/NAME.cuh"
   }
-  if (const auto tuned = tuned_folder(root, task); std::filesystem::is_directory(tuned)) {
+  if (const auto tuned = tuned_folder(root, task); tables && std::filesystem::is_directory(tuned)) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(tuned)) {
       if (entry.is_regular_file() && read_on(entry.path(), device)) add(entry.path());
     }
@@ -197,7 +198,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
                                              store& records, const portfolio_bench& bench) {
   const int sessions = options.sessions > 0 ? options.sessions : s.protocol.sessions;
   const std::filesystem::path progress_path = portfolio_progress_file(records, s);
-  const json identity = progress_identity(s, sessions, options.compile_only);
+  const json identity = progress_identity(s, sessions, options);
   json progress = {{"identity", identity}, {"done", json::object()}};
   if (!options.fresh) {
     if (const auto bytes = read_file_if_exists(progress_path)) {
@@ -222,7 +223,9 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
                         const std::optional<std::string>& device) -> const task_sources& {
     auto it = sources.find({task, device});
     if (it == sources.end())
-      it = sources.emplace(std::pair(task, device), task_sources_sha256(options.root, task, device))
+      it = sources
+               .emplace(std::pair(task, device),
+                        task_sources_sha256(options.root, task, device, !options.all_params))
                .first;
     return it->second;
   };
@@ -348,6 +351,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       b.timing.max_noise = s.protocol.max_noise;
       b.profile = s.protocol.profile;
       b.compile_only = options.compile_only;
+      b.use_tuned = !options.all_params;
       if (!gpus.empty()) b.gpus.ordinals = {gpus[lane].ordinal};
       if (item.mode) {
         b.timing.mode = *parse_timing_mode(*item.mode);
@@ -378,10 +382,12 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       json done = {{"run_id", report.run_id},
                    {"report_sha256", report_sha256},
                    {"sources_sha256", before}};
-      if (task_sources_sha256(options.root, item.task).exact == before) {
+      if (task_sources_sha256(options.root, item.task, std::nullopt, !options.all_params).exact ==
+          before) {
         const std::string device = report.device ? device_name_key(report.device->name) : "none";
         done["device"] = device;
-        done["sources_sha256"] = task_sources_sha256(options.root, item.task, device).exact;
+        done["sources_sha256"] =
+            task_sources_sha256(options.root, item.task, device, !options.all_params).exact;
       }
       progress["done"][item.key()] = std::move(done);
       write_file_atomically(progress_path, progress.dump(1) + "\n");

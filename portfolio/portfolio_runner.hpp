@@ -50,6 +50,10 @@ struct portfolio_options {
   // Every case compiled and recorded, none timed, with no GPU looked for: a suite's build
   // checked where there is none. Its progress is another portfolio's than a timed one's.
   bool compile_only = false;
+  // Every params configuration of each candidate timed, whatever a tuned table names: the runs
+  // that `tune --from-runs` turns into the bundle's tables. The tables then change nothing that
+  // runs, so they count in no item's sources. Its progress is another portfolio's.
+  bool all_params = false;
   // Nothing benched and no GPU looked for: the outcomes are the items that earlier portfolios of
   // the same suite and protocol recorded, and the items left are left out (--recorded): the
   // bundle of the cases done so far.
@@ -77,12 +81,14 @@ std::vector<portfolio_item> portfolio_items(const suite& s, int shard = 1, int s
 // Given the device its run ran on (as tables name it, tuned_table.hpp), the tables of other GPUs
 // are left out, since bench never reads them there: tuning one GPU redoes none of another's
 // cases. A table whose name states no device, or does not parse, counts wherever it lies.
+// Without `tables` (a portfolio that times every configuration) none counts.
 struct task_sources {
   std::string exact;
   std::string every_common_header;
 };
 task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
-                                 const std::optional<std::string>& device = std::nullopt);
+                                 const std::optional<std::string>& device = std::nullopt,
+                                 bool tables = true);
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
 // their homes merge (blaster merge) with every run keeping the id its reports cite.

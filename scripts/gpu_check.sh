@@ -20,11 +20,13 @@
 #                                         kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
 #                                         `tar xf tuned.tar.gz` in the checkout on the build
 #                                         machine takes the tables in
-#   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer` for at
-#                                         most $LIMIT seconds (default 540), its home in
-#                                         $OUT/infer-i.tar.gz; given that file again, a stopped
-#                                         shard resumes at the case it was in. On the build machine,
-#                                         `blaster merge` the shards' homes, then `portfolio`
+#   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer
+#                                         --all-params` for at most $LIMIT seconds (default 540),
+#                                         its home in $OUT/infer-i.tar.gz; given that file again, a
+#                                         stopped shard resumes at the case it was in. On the build
+#                                         machine, `blaster merge` the shards' homes, `tune
+#                                         --from-runs` the tables, then `portfolio --recorded
+#                                         --all-params --tables`
 #
 # Results go to $OUT (default ./gpu-check), one JSON per bench, and a table per step on stdout.
 set -euo pipefail
@@ -192,8 +194,9 @@ print(",".join(cases))' \
     [[ -n ${2:-} ]] && tar xf "$2" -C "$home"
     # Stopped at its limit, the portfolio resumes from its store when started again. The shard's
     # own bundle stays behind: the merged home writes the whole one.
+    # Every configuration timed, whatever a table names: the runs the bundle's tables come from.
     timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio --suite infer --shard "$shard" \
-      --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
+      --all-params --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
     tar czf "$out/infer-$i.tar.gz" -C "$home" .
     grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
     ;;

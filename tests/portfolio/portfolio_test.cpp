@@ -107,6 +107,7 @@ struct fake_bench {
   double candidate_us = 5.0;
   std::string revision = "0123abc";  // the harness revision its reports carry
   std::function<void()> while_running;  // what happens while each case runs
+  std::vector<bool> used_tuned;          // each case's use_tuned, as it was asked
 
   std::vector<std::vector<std::string>> series;  // each series' cases, as it first came
 
@@ -121,6 +122,7 @@ struct fake_bench {
                     (o.mode_given ? std::string(to_string(o.timing.mode)) : "task's mode"));
     if (key == fail_at) throw std::runtime_error("killed");
     if (while_running) while_running();
+    used_tuned.push_back(o.use_tuned);
     bench_report r;
     r.gpu = true;
     r.task = o.task;
@@ -393,6 +395,39 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   for (auto& [key, done] : progress.at("done").items()) done.erase("sources_sha256");
   write_file_atomically(progress_path, progress.dump(1));
   EXPECT_EQ(rerun().first.size(), 3U);
+}
+
+// With every configuration timed, a tuned table changes nothing that runs: none counts in the
+// items' sources, and the progress is another portfolio's than one that takes the tables.
+TEST_F(Portfolio, WithEveryConfigurationTimedATableRedoesNothing) {
+  const fs::path root = dir_ / "root";
+  for (const char* folder : {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"}) {
+    fs::create_directories(root / folder);
+    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
+  }
+  store records(dir_ / "home");
+  const suite s = two_tasks(root);
+  auto rerun = [&](bool all_params) {
+    portfolio_options options = options_at(root);
+    options.all_params = all_params;
+    fake_bench bench;
+    static_cast<void>(run_portfolio(s, options, records, std::ref(bench)));
+    return std::pair(bench.asked, bench.used_tuned);
+  };
+  auto [asked, used_tuned] = rerun(false);
+  EXPECT_EQ(asked.size(), 3U);
+  EXPECT_EQ(used_tuned, std::vector<bool>(3, true));
+  std::tie(asked, used_tuned) = rerun(true);  // not the tabled portfolio's progress
+  EXPECT_EQ(asked.size(), 3U);
+  EXPECT_EQ(used_tuned, std::vector<bool>(3, false));
+  EXPECT_TRUE(rerun(true).first.empty());
+
+  const fs::path tuned = root / "kernels/rmsnorm/tuned/rmsnorm_vec_regs";
+  fs::create_directories(tuned);
+  { std::ofstream(tuned / "H=4096,device_name=none,dtype=f32.json") << "{}\n"; }
+  EXPECT_TRUE(rerun(true).first.empty());
+  { std::ofstream(root / "kernels/rmsnorm/rmsnorm_vec_regs.cu", std::ios::app) << "// edited\n"; }
+  EXPECT_EQ(rerun(true).first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
 }
 
 // A shared header counts for the tasks whose candidates include it, and for no other; a task
