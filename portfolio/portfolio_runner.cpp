@@ -52,10 +52,6 @@ std::string minutes(double seconds) {
   return seconds < 90 ? fmt::format("{:.0f} s", seconds) : fmt::format("{:.0f} min", seconds / 60);
 }
 
-}  // namespace
-
-namespace {
-
 // Whether bench on `device` may read the tuned table `file`: one named for another GPU it never
 // reads; one whose name does not say, or does not parse, it may (or fails on).
 bool read_on(const std::filesystem::path& file, const std::optional<std::string>& device) {
@@ -214,6 +210,10 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   std::filesystem::create_directories(progress_path.parent_path());
 
   const std::vector<portfolio_item> items = portfolio_items(s, options.shard, options.shards);
+  // A task's sources as they are now; with every configuration timed, no table counts.
+  auto sources_now = [&](const std::string& task, const std::optional<std::string>& device) {
+    return task_sources_sha256(options.root, task, device, /*tables=*/!options.all_params);
+  };
   // By task and device: an item is held to the tables of the GPU it ran on (its "device"), one
   // recorded without a device, or not yet run, to the tables of every GPU. Once the GPUs' threads
   // start, used under `recording` only. Taken once: a file that changes later makes the items
@@ -223,10 +223,7 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
                         const std::optional<std::string>& device) -> const task_sources& {
     auto it = sources.find({task, device});
     if (it == sources.end())
-      it = sources
-               .emplace(std::pair(task, device),
-                        task_sources_sha256(options.root, task, device, !options.all_params))
-               .first;
+      it = sources.emplace(std::pair(task, device), sources_now(task, device)).first;
     return it->second;
   };
   auto device_of = [](const json& done) -> std::optional<std::string> {
@@ -266,9 +263,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
     if (!progress.contains("pending") || !progress["pending"].contains(item.key())) continue;
     const json pending = progress["pending"][item.key()];
     progress["pending"].erase(item.key());
-    if (progress["done"].contains(item.key()) ||
-        pending.value("sources_sha256", std::string()) !=
-            sources_of(item.task, std::nullopt).exact) {
+    if (progress["done"].contains(item.key()) || pending.value("sources_sha256", std::string()) !=
+                                                     sources_of(item.task, std::nullopt).exact) {
       continue;
     }
     statement run = records.db().prepare(
@@ -362,10 +358,10 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
         // Noted before the bench, so that a stop after its run is recorded and before the
         // progress is written finds that run on resume (above) instead of redoing the case.
         const std::lock_guard lock(recording);
-        progress["pending"][item.key()] = {{"command", b.command},
-                                           {"after_run", db.last_run_id()},
-                                           {"sources_sha256",
-                                            sources_of(item.task, std::nullopt).exact}};
+        progress["pending"][item.key()] = {
+            {"command", b.command},
+            {"after_run", db.last_run_id()},
+            {"sources_sha256", sources_of(item.task, std::nullopt).exact}};
         write_file_atomically(progress_path, progress.dump(1) + "\n");
       }
       const bench_report report = bench(b, db, series);
@@ -379,15 +375,12 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
       // digest taken before it, which no longer holds, so that a resume redoes it.
       const std::string before = progress["pending"][item.key()]["sources_sha256"];
       progress["pending"].erase(item.key());
-      json done = {{"run_id", report.run_id},
-                   {"report_sha256", report_sha256},
-                   {"sources_sha256", before}};
-      if (task_sources_sha256(options.root, item.task, std::nullopt, !options.all_params).exact ==
-          before) {
+      json done = {
+          {"run_id", report.run_id}, {"report_sha256", report_sha256}, {"sources_sha256", before}};
+      if (sources_now(item.task, std::nullopt).exact == before) {
         const std::string device = report.device ? device_name_key(report.device->name) : "none";
         done["device"] = device;
-        done["sources_sha256"] =
-            task_sources_sha256(options.root, item.task, device, !options.all_params).exact;
+        done["sources_sha256"] = sources_now(item.task, device).exact;
       }
       progress["done"][item.key()] = std::move(done);
       write_file_atomically(progress_path, progress.dump(1) + "\n");
