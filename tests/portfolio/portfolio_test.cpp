@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -17,7 +19,6 @@
 #include <thread>
 #include <tuple>
 #include <utility>
-#include <functional>
 #include <vector>
 
 #include "benchmarking/result_printer.hpp"
@@ -83,6 +84,17 @@ class Portfolio : public ::testing::Test {
     return options;
   }
 
+  // A root of its own under the test's folder, with copies of the source tree's `folders`, so
+  // that their files can be edited.
+  fs::path root_with(std::initializer_list<const char*> folders) const {
+    const fs::path root = dir_ / "root";
+    for (const char* folder : folders) {
+      fs::create_directories(root / folder);
+      fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
+    }
+    return root;
+  }
+
   suite two_tasks(const fs::path& root = BLASTER_SOURCE_DIR) const {
     const auto file = write("mini.json", R"({
       "name": "mini", "title": "two tasks",
@@ -105,9 +117,9 @@ struct fake_bench {
   std::string stop_after;  // a task/case to throw at once its run is recorded, before the portfolio
                            // records it
   double candidate_us = 5.0;
-  std::string revision = "0123abc";  // the harness revision its reports carry
+  std::string revision = "0123abc";     // the harness revision its reports carry
   std::function<void()> while_running;  // what happens while each case runs
-  std::vector<bool> used_tuned;          // each case's use_tuned, as it was asked
+  std::vector<bool> used_tuned;         // each case's use_tuned, as it was asked
 
   std::vector<std::vector<std::string>> series;  // each series' cases, as it first came
 
@@ -319,12 +331,8 @@ TEST_F(Portfolio, AStopBetweenARunAndItsProgressDoesNotRecordTheCaseTwice) {
 }
 
 TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
-  // A root of its own, so that its sources can be edited.
-  const fs::path root = dir_ / "root";
-  for (const char* folder : {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"}) {
-    fs::create_directories(root / folder);
-    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
-  }
+  const fs::path root =
+      root_with({"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"});
   store records(dir_ / "home");
   const suite s = two_tasks(root);
   const portfolio_options options = options_at(root);
@@ -370,9 +378,9 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
   // A table of that GPU written while the case runs: the run may not have read it, so the case is
   // redone on the next resume.
   { std::ofstream(tuned / "notes.json", std::ios::app) << "\n"; }
-  EXPECT_EQ(rerun([&] { std::ofstream(tuned / "H=4096,device_name=none,dtype=f32.json") << "\n"; })
-                .first,
-            std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  EXPECT_EQ(
+      rerun([&] { std::ofstream(tuned / "H=4096,device_name=none,dtype=f32.json") << "\n"; }).first,
+      std::vector<std::string>{"rmsnorm/canonical task's mode"});
   EXPECT_EQ(rerun().first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
   EXPECT_TRUE(rerun().first.empty());
 
@@ -400,11 +408,8 @@ TEST_F(Portfolio, AResumeRedoesTheItemsWhoseTaskOrCandidatesChanged) {
 // With every configuration timed, a tuned table changes nothing that runs: none counts in the
 // items' sources, and the progress is another portfolio's than one that takes the tables.
 TEST_F(Portfolio, WithEveryConfigurationTimedATableRedoesNothing) {
-  const fs::path root = dir_ / "root";
-  for (const char* folder : {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"}) {
-    fs::create_directories(root / folder);
-    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
-  }
+  const fs::path root =
+      root_with({"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm"});
   store records(dir_ / "home");
   const suite s = two_tasks(root);
   auto rerun = [&](bool all_params) {
@@ -434,12 +439,8 @@ TEST_F(Portfolio, WithEveryConfigurationTimedATableRedoesNothing) {
 // with a candidate whose includes are not known (refused) counts every one. An item recorded
 // with every shared header in its digest, as earlier portfolios recorded it, still holds.
 TEST_F(Portfolio, AResumeRedoesOnlyTheTasksThatIncludeAChangedSharedHeader) {
-  const fs::path root = dir_ / "root";
-  for (const char* folder :
-       {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm", "kernels/common"}) {
-    fs::create_directories(root / folder);
-    fs::copy(fs::path(BLASTER_SOURCE_DIR) / folder, root / folder, fs::copy_options::recursive);
-  }
+  const fs::path root = root_with(
+      {"tasks/relu", "tasks/rmsnorm", "kernels/relu", "kernels/rmsnorm", "kernels/common"});
   auto append = [&](const char* file, const char* text) {
     std::ofstream(root / file, std::ios::app) << text;
   };

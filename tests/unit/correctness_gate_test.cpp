@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "benchmarking/correctness_gate.hpp"
 #include "benchmarking/error_histogram.hpp"
 #include "benchmarking/gate_protocol.hpp"
@@ -20,6 +22,24 @@
 
 namespace blaster {
 namespace {
+
+// A stand-in for the worker executable: a shell script at `script` that answers on fd 3 as the
+// real worker does.
+std::filesystem::path stand_in_worker(const std::filesystem::path& script,
+                                      const std::string& text) {
+  std::ofstream(script) << text;
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+// One gate evaluation by the one-shot worker `script`.
+worker_answer gate_once(const std::filesystem::path& script, const std::filesystem::path& dir) {
+  const worker_launcher launcher{
+      .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = nullptr};
+  worker_request request;
+  request.phase = worker_phase::gate;
+  return launcher.run(request, std::chrono::milliseconds(10'000));
+}
 
 TEST(GateSeeds, TwoFixedAndTheRunsOwn) {
   const auto a = gate_seeds(12345);
@@ -207,20 +227,13 @@ TEST(WorkerLauncher, AStopSentFromOutsideStopsTheRunAndAFaultIsACrash) {
                    ("blaster-launcher-stop-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto stopped_by = [&](const std::string& signal) {
-    const auto script = dir / ("worker-" + signal + ".sh");
-    {
-      std::ofstream out(script);
-      out << "#!/bin/sh\n"
-             "echo '{\"step\":\"run 1\",\"check\":2,\"ms\":1}' >&3\n"
-             "kill -" << signal << " $$\n"
-             "sleep 5\n";
-    }
-    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-    const worker_launcher launcher{
-        .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = nullptr};
-    worker_request request;
-    request.phase = worker_phase::gate;
-    return launcher.run(request, std::chrono::milliseconds(10'000));
+    const std::string text = fmt::format(
+        "#!/bin/sh\n"
+        "echo '{{\"step\":\"run 1\",\"check\":2,\"ms\":1}}' >&3\n"
+        "kill -{} $$\n"
+        "sleep 5\n",
+        signal);
+    return gate_once(stand_in_worker(dir / ("worker-" + signal + ".sh"), text), dir);
   };
   const worker_answer segv = stopped_by("SEGV");
   EXPECT_FALSE(segv.result.has_value());
@@ -246,23 +259,16 @@ TEST(WorkerLauncher, AccountsTheWallTimeToTheWorkersSteps) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("blaster-launcher-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const auto script = dir / "worker.sh";
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\n"
-           "echo '{\"step\":\"context\",\"ms\":1}' >&3\n"
-           "echo '{\"step\":\"load\",\"ms\":301}' >&3\n"
-           "echo '{\"step\":\"run 1\",\"check\":0,\"ms\":320}' >&3\n"
-           "echo '{\"step\":\"inspect\",\"check\":0,\"ms\":340}' >&3\n"
-           "echo '{\"step\":\"run 2\",\"check\":1,\"ms\":350}' >&3\n"
-           "echo '{\"result\":{\"checks\":[]},\"ms\":380}' >&3\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  const worker_launcher launcher{
-      .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = nullptr};
-  worker_request request;
-  request.phase = worker_phase::gate;
-  const worker_answer answer = launcher.run(request, std::chrono::milliseconds(10'000));
+  const worker_answer answer =
+      gate_once(stand_in_worker(dir / "worker.sh",
+                                "#!/bin/sh\n"
+                                "echo '{\"step\":\"context\",\"ms\":1}' >&3\n"
+                                "echo '{\"step\":\"load\",\"ms\":301}' >&3\n"
+                                "echo '{\"step\":\"run 1\",\"check\":0,\"ms\":320}' >&3\n"
+                                "echo '{\"step\":\"inspect\",\"check\":0,\"ms\":340}' >&3\n"
+                                "echo '{\"step\":\"run 2\",\"check\":1,\"ms\":350}' >&3\n"
+                                "echo '{\"result\":{\"checks\":[]},\"ms\":380}' >&3\n"),
+                dir);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(answer.result.has_value()) << answer.why;
   EXPECT_DOUBLE_EQ(answer.profile.at("start"), 1.0);
@@ -280,14 +286,11 @@ TEST(WorkerLauncher, AKeptWorkerServesGateAndTimingUntilAFailureOrItsLeaving) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("blaster-kept-launcher-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const auto script = dir / "worker.sh";
-  {
-    std::ofstream out(script);
-    // --serve: request paths on stdin, each answered in turn; a variant named "fails" is answered
-    // with a failure; one named "heap" with an answer that says the worker leaves, which it does
-    // a moment later, as a real one takes a while to end. A request file as argument: a one-shot
-    // worker.
-    out << R"(#!/bin/sh
+  // --serve: request paths on stdin, each answered in turn; a variant named "fails" is answered
+  // with a failure; one named "heap" with an answer that says the worker leaves, which it does
+  // a moment later, as a real one takes a while to end. A request file as argument: a one-shot
+  // worker.
+  const auto script = stand_in_worker(dir / "worker.sh", R"(#!/bin/sh
 [ "$2" = --serve ] || { echo '{"result":{"checks":[]},"ms":1}' >&3; exit 0; }
 while read path; do
   if grep -q '"variant":"fails"' "$path"; then
@@ -300,9 +303,7 @@ while read path; do
     echo '{"result":{"checks":[]},"ms":1}' >&3
   fi
 done
-)";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+)");
   persistent_worker kept(kept_worker_argv(script));
   const worker_launcher launcher{
       .executable = script, .dir = dir, .visible = {}, .lane = 0, .kept = &kept};
@@ -537,14 +538,11 @@ std::string timing_line(double control_us, double poisoned_us) {
 // one-shot stand-in (a fresh process) answers with `fresh_line`.
 std::filesystem::path dependence_worker(const std::filesystem::path& dir,
                                         const std::string& fresh_line) {
-  const auto script = dir / "worker.sh";
-  std::ofstream out(script);
-  out << "#!/bin/sh\n"
-      << "[ \"$2\" = --serve ] || { echo '" << fresh_line << "' >&3; exit 0; }\n"
-      << "while read path; do echo '" << timing_line(30.0, 37.0) << "' >&3; done\n";
-  out.close();
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  return script;
+  return stand_in_worker(dir / "worker.sh",
+                         fmt::format("#!/bin/sh\n"
+                                     "[ \"$2\" = --serve ] || {{ echo '{}' >&3; exit 0; }}\n"
+                                     "while read path; do echo '{}' >&3; done\n",
+                                     fresh_line, timing_line(30.0, 37.0)));
 }
 
 TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAnswerStands) {
@@ -590,13 +588,9 @@ std::filesystem::path unseen_worker(const std::filesystem::path& dir, const unse
   t.samples.median_us = 22.0;
   t.checks.unseen = u;
   r.timing = t;
-  const auto script = dir / "worker.sh";
-  std::ofstream out(script);
-  out << "#!/bin/sh\necho '" << nlohmann::json{{"result", to_json(r)}, {"ms", 1}}.dump()
-      << "' >&3\n";
-  out.close();
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  return script;
+  return stand_in_worker(
+      dir / "worker.sh",
+      "#!/bin/sh\necho '" + nlohmann::json{{"result", to_json(r)}, {"ms", 1}}.dump() + "' >&3\n");
 }
 
 TEST_F(GateData, LaunchesOnTheCasesOtherDrawsMustGiveTheirOwnAnswersInTheirUsualTime) {
@@ -628,8 +622,8 @@ TEST_F(GateData, LaunchesOnTheCasesOtherDrawsMustGiveTheirOwnAnswersInTheirUsual
       << kept_answer.message;
 
   // Right answers, but slower on every draw it had not met: kept by value.
-  const timing_outcome by_value = timed(
-      {.source = "CUPTI kernel time", .seen_us = {3.0, 3.1, 3.0}, .unseen_us = {9.0, 9.2}});
+  const timing_outcome by_value =
+      timed({.source = "CUPTI kernel time", .seen_us = {3.0, 3.1, 3.0}, .unseen_us = {9.0, 9.2}});
   EXPECT_EQ(by_value.reason, reason_code::stale_in_timing);
   EXPECT_NE(by_value.message.find("met the inputs before"), std::string::npos) << by_value.message;
   ASSERT_TRUE(by_value.unseen.has_value()) << "the launches that rejected it, on record";
