@@ -1,5 +1,7 @@
 #include "benchmarking/l2_flush.hpp"
 
+#include <algorithm>
+
 #include "core/cuda_driver.hpp"
 
 namespace blaster {
@@ -7,7 +9,7 @@ namespace {
 
 constexpr const char* sweep_source = R"(
 extern "C" __global__ void blaster_l2_sweep(const uint4* __restrict__ in, unsigned long long n,
-                                            unsigned* sink) {
+                                            unsigned* sink, int drop) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   unsigned folded = 0;
   for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
@@ -15,6 +17,18 @@ extern "C" __global__ void blaster_l2_sweep(const uint4* __restrict__ in, unsign
        i < n; i += stride) {
     const uint4 v = in[i];
     folded ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (drop) {
+    // Only once the whole buffer was read, which evicted what the work before left in the L2,
+    // are the sweep's own lines dropped, unwritten. The fold waits for every load of this warp;
+    // the lane that read a line's first vector then drops the line.
+    asm volatile("" : "+r"(folded)::"memory");
+    __syncwarp();
+    for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x +
+                                threadIdx.x;
+         i < n; i += stride) {
+      if (i % 8 == 0) asm volatile("discard.global.L2 [%0], 128;" ::"l"(in + i) : "memory");
+    }
   }
   // The fill makes every fold 0; the store the compiler cannot rule out keeps the loads.
   if (folded == 0x9E3779B9u) *sink = folded;
@@ -36,14 +50,27 @@ void l2_flush::operator()(CUstream stream) {
   evict(stream);
 }
 
-void l2_flush::evict(CUstream stream) {
+void l2_flush::launch(CUstream stream, unsigned grid, int drop) {
   CUdeviceptr in = buffer_.get();
   unsigned long long vectors = buffer_.bytes() / 16;
   CUdeviceptr sink = sink_.get();
-  void* args[] = {&in, &vectors, &sink};
-  cuda::check(cuda::driver().cuLaunchKernel(sweep_.get(), sweep_grid, 1, 1, sweep_threads, 1, 1, 0,
+  void* args[] = {&in, &vectors, &sink, &drop};
+  cuda::check(cuda::driver().cuLaunchKernel(sweep_.get(), grid, 1, 1, sweep_threads, 1, 1, 0,
                                             stream, args, nullptr),
               "launching the L2 sweep");
+}
+
+void l2_flush::evict(CUstream stream) { launch(stream, sweep_grid, 0); }
+
+void l2_flush::evict_and_drop(CUstream stream, int sm_count) {
+  if (resident_grid_ == 0) {
+    int per_sm = 0;
+    cuda::check(cuda::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &per_sm, sweep_.get(), static_cast<int>(sweep_threads), 0),
+                "sizing the L2 sweep");
+    resident_grid_ = static_cast<unsigned>(std::max(1, per_sm * sm_count));
+  }
+  launch(stream, resident_grid_, 1);
 }
 
 }  // namespace blaster

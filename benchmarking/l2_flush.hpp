@@ -28,11 +28,19 @@ class l2_flush {
   // The read alone, over the buffer a flush filled: it writes nothing back of its own, so the
   // DRAM writes while it runs are the dirty lines that the work before it left in the L2.
   void evict(CUstream stream);
+  // evict(), and then each thread drops the lines it read, so that the next kernel starts on an
+  // empty L2, as under Nsight Compute's cache control, rather than one full of the sweep's clean
+  // lines, which it would replace in another order. Every block is resident at once, so the
+  // whole buffer is read, twice the L2, before the first line is dropped.
+  void evict_and_drop(CUstream stream, int sm_count);
 
  private:
+  void launch(CUstream stream, unsigned grid, int drop);
+
   cuda::device_buffer buffer_;
   cuda::device_buffer sink_;
   internal_kernel sweep_;
+  unsigned resident_grid_ = 0;  // blocks that fit on the device at once, found on first use
 };
 
 }  // namespace blaster

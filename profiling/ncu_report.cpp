@@ -3,12 +3,40 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "profiling/counters.hpp"
+
 namespace blaster {
 namespace {
+
+// ncu prints a ratio to two decimals, too coarse for a stall reason that holds 1% of the stalls.
+// Each stall ratio is also asked for as the two counts it is the quotient of, which ncu prints
+// whole: the warps stalled for the reason, summed over cycles, and the cycles that issued.
+constexpr std::string_view issue_active = "smsp__issue_active.sum";
+
+std::optional<std::string> stalled_count(std::string_view metric) {
+  if (!metric.starts_with(counter::stall_prefix) || !metric.ends_with(counter::stall_suffix)) {
+    return std::nullopt;
+  }
+  metric.remove_prefix(counter::stall_prefix.size());
+  metric.remove_suffix(counter::stall_suffix.size());
+  return fmt::format("smsp__warps_issue_stalled_{}.sum", metric);
+}
+
+// `metrics` and the counts that give its stall ratios exactly.
+std::vector<std::string> with_exact_ratios(const std::vector<std::string>& metrics) {
+  std::vector<std::string> out = metrics;
+  for (const auto& m : metrics) {
+    if (auto count = stalled_count(m)) out.push_back(std::move(*count));
+  }
+  if (out.size() > metrics.size()) out.emplace_back(issue_active);
+  return out;
+}
 
 std::string joined(const std::vector<std::string>& metrics) {
   std::string out;
@@ -76,15 +104,16 @@ std::optional<printed_number> number_of(std::string text) {
 std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
                                                const std::vector<std::string>& metrics) {
   return {"--clock-control", "none",   "--cache-control", "all",     "--replay-mode",
-          "kernel",          "--metrics", joined(metrics), "--target-processes", "all",
+          "kernel",          "--metrics", joined(with_exact_ratios(metrics)), "--target-processes", "all",
           "--export",        report,   "--force-overwrite", "--log-file", log};
 }
 
 std::vector<std::string> ncu_import_arguments(const std::string& report_file,
                                               const std::string& csv,
                                               const std::vector<std::string>& metrics) {
-  return {"--import", report_file, "--csv",     "--page",          "raw",
-          "--print-units", "base", "--metrics", joined(metrics), "--log-file", csv};
+  return {"--import",      report_file, "--csv",     "--page",
+          "raw",           "--print-units", "base", "--metrics",
+          joined(with_exact_ratios(metrics)), "--log-file", csv};
 }
 
 counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::string>& metrics) {
@@ -119,13 +148,25 @@ counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::strin
                       .occupancy = std::nullopt,
                       .resolution = {},
                       .range = {}};
+    std::map<std::string, printed_number, std::less<>> printed;
     for (std::size_t i = 0; i < header.size(); ++i) {
-      for (const auto& m : metrics) {
-        if (header[i] != m) continue;
-        if (auto v = number_of(fields[i])) {
-          k.counters[m] = v->value;
-          k.resolution[m] = v->resolution;
-        }
+      if (auto v = number_of(fields[i])) printed[header[i]] = *v;
+    }
+    for (const auto& m : metrics) {
+      const auto v = printed.find(m);
+      if (v == printed.end()) continue;
+      k.counters[m] = v->second.value;
+      k.resolution[m] = v->second.resolution;
+      const auto count = stalled_count(m);
+      if (!count) continue;
+      const auto stalled = printed.find(*count);
+      const auto issued = printed.find(issue_active);
+      if (stalled == printed.end() || issued == printed.end() || issued->second.value <= 0) continue;
+      // The quotient replaces the printed ratio only where it prints as that ratio does.
+      const double exact = stalled->second.value / issued->second.value;
+      if (std::abs(exact - v->second.value) <= v->second.resolution * (1 + 1e-9)) {
+        k.counters[m] = exact;
+        k.resolution.erase(m);
       }
     }
     p.kernels.push_back(std::move(k));

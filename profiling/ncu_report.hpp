@@ -14,7 +14,8 @@ namespace blaster {
 
 // ncu's options for a report of `metrics` in `report` (a path without .ncu-rep), its own
 // messages into `log`: the clocks as found, the caches flushed before each kernel, every
-// process the worker starts.
+// process the worker starts. A stall ratio among `metrics` brings the two counts it is the
+// quotient of, which ncu prints whole where it prints the ratio to two decimals.
 std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
                                                const std::vector<std::string>& metrics);
 // Options that print a report's raw page of `metrics` as CSV into `csv`.
@@ -22,7 +23,8 @@ std::vector<std::string> ncu_import_arguments(const std::string& report_file,
                                               const std::string& csv,
                                               const std::vector<std::string>& metrics);
 
-// The CSV that ncu_import_arguments asks for: one kernel per row, in launch order. Throws
+// The CSV that ncu_import_arguments asks for: one kernel per row, in launch order, each stall
+// ratio the quotient of its counts where that prints as ncu's ratio does. Throws
 // std::invalid_argument, naming the line, on anything else.
 counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::string>& metrics);
 

@@ -1,13 +1,13 @@
 // The hardware counters of one check's inputs, kernel by kernel, through CUPTI's range profiler.
 // The counters take several passes; before each one the inputs are restored and the outputs
 // poisoned again, so that every pass counts the real work on the real data rather than a kernel
-// finding its answer already in place. Each kernel meets an L2 holding none of its data
-// and SMs holding none of its code or parameters (as under Nsight Compute's cache control), and a
-// read-only sweep after it, counted as a range of its own, shows the dirty lines it left in the
-// L2: writes that reach DRAM after it ends. A sweep before the first kernel measures what a sweep
-// writes with no kernel before it (the profiler's own records), which each kernel's write-back
-// leaves out. The whole count runs several times and each counter is the mean: stall counts vary
-// from one count to the next.
+// finding its answer already in place. Each kernel meets an empty L2 and SMs holding none of its
+// code or parameters (as under Nsight Compute's cache control), and a read-only sweep after it,
+// counted as a range of its own, shows the dirty lines it left in the L2: writes that reach DRAM
+// after it ends. A sweep before the first kernel measures what a sweep writes with no kernel
+// before it (the profiler's own records), which each kernel's write-back leaves out. The whole
+// count runs several times and each counter is the mean: stall counts vary from one count to the
+// next.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -118,7 +118,8 @@ counter_profile run_profile(worker_context& w) {
     return p;
   }
   l2_flush sweep(w.context.properties().l2_bytes, w.request.arch, &*w.cache);
-  instruction_flush instructions(w.context.properties().sm_count, w.request.arch, &*w.cache);
+  const int sms = w.context.properties().sm_count;
+  instruction_flush instructions(sms, w.request.arch, &*w.cache);
   sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
   settle(w);
   const std::size_t ranges_per_pass = ranges_per_launch * launches.size() + lead_sweeps;
@@ -138,15 +139,15 @@ counter_profile run_profile(worker_context& w) {
         send_step("restore");
         kept.restore(w, set);
         poison_outputs(w, set);
-        sweep.evict(w.stream.get());
+        sweep.evict_and_drop(w.stream.get(), sms);
         settle(w);
         send_step("count");
         profiler.begin_pass();
-        for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict(w.stream.get());
+        for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict_and_drop(w.stream.get(), sms);
         for (std::size_t i = 0; i < launches.size(); ++i) {
           instructions(w.stream.get());
           launches.enqueue(w.stream.get(), i);
-          sweep.evict(w.stream.get());
+          sweep.evict_and_drop(w.stream.get(), sms);
         }
         settle(w);
         done = profiler.end_pass();

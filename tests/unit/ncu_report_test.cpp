@@ -95,6 +95,58 @@ TEST(NcuReport, KeepsHowPreciselyNcuPrintedEachValue) {
       parse_ncu_csv(recorded, metrics).kernels[1].resolution.contains("dram__bytes_read.sum"));
 }
 
+// A stall ratio is read as the quotient of the counts ncu prints whole, where that quotient
+// prints as ncu's ratio does; otherwise the printed ratio stays, with its resolution.
+TEST(NcuReport, AStallRatioIsTheQuotientOfItsCounts) {
+  const std::vector<std::string> asked{
+      "smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"};
+  const std::string csv =
+      R"("ID","Kernel Name","smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio",)"
+      R"("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",)"
+      R"("smsp__warps_issue_stalled_imc_miss.sum","smsp__warps_issue_stalled_wait.sum",)"
+      R"("smsp__issue_active.sum")"
+      "\n"
+      // 1,378 / 100,000 prints as 0.01; 93,000 / 100,000 would print 0.93, not 1.47.
+      R"("0","matmul_smallk_mma","0.01","1.47","1,378","93,000","100,000")"
+      "\n"
+      // Without the cycles that issued, the printed ratios stand.
+      R"("1","matmul_smallk_mma","0.01","1.47","1,378","93,000","n/a")"
+      "\n";
+  const counter_profile p = parse_ncu_csv(csv, asked);
+  ASSERT_EQ(p.kernels.size(), 2U);
+  EXPECT_DOUBLE_EQ(p.kernels[0].counters.at(asked[0]), 0.01378);
+  EXPECT_FALSE(p.kernels[0].resolution.contains(asked[0]));
+  EXPECT_DOUBLE_EQ(p.kernels[0].counters.at(asked[1]), 1.47);
+  EXPECT_DOUBLE_EQ(p.kernels[0].resolution.at(asked[1]), 0.005);
+  EXPECT_DOUBLE_EQ(p.kernels[1].counters.at(asked[0]), 0.01);
+  EXPECT_DOUBLE_EQ(p.kernels[1].resolution.at(asked[0]), 0.005);
+  // The counts serve the ratios; the profile holds what was asked for.
+  EXPECT_FALSE(p.kernels[0].counters.contains("smsp__issue_active.sum"));
+  EXPECT_TRUE(p.missing.empty());
+}
+
+TEST(NcuReport, AStallRatioBringsItsCountsIntoTheRequest) {
+  const auto metric_list = [](const std::vector<std::string>& args) {
+    const auto m = std::find(args.begin(), args.end(), "--metrics");
+    return m == args.end() || m + 1 == args.end() ? std::string() : *(m + 1);
+  };
+  const std::vector<std::string> asked{
+      "dram__bytes_read.sum", "smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio",
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio"};
+  const std::string expected =
+      "dram__bytes_read.sum,smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio,"
+      "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,"
+      "smsp__warps_issue_stalled_imc_miss.sum,smsp__warps_issue_stalled_wait.sum,"
+      "smsp__issue_active.sum";
+  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", asked)), expected);
+  EXPECT_EQ(metric_list(ncu_import_arguments("/tmp/r.ncu-rep", "/tmp/r.csv", asked)), expected);
+  // No stall ratio, no counts.
+  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics)),
+            "dram__bytes_read.sum,dram__bytes_write.sum,"
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed");
+}
+
 TEST(NcuReport, NamesTheCountersTheReportLacks) {
   std::vector<std::string> asked = metrics;
   asked.emplace_back("sm__warps_active.avg.pct_of_peak_sustained_active");
