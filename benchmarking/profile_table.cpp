@@ -119,8 +119,8 @@ result_table profile_table(const bench_report& report) {
   t.title = fmt::format("{}, case {}: hardware counters", report.task, report.timed_case);
   t.preamble.push_back(fmt::format("task {}: {}", report.task, report.title));
   t.preamble.push_back(fmt::format(
-      "case {} ({}), {} · each kernel counted on an L2 and SM caches that hold none of its "
-      "data, code or parameters, inputs uploaded again and outputs poisoned again before each "
+      "case {} ({}), {} · each kernel counted on an empty L2 and SM caches that hold none of "
+      "its code or parameters, inputs uploaded again and outputs poisoned again before each "
       "replay, the mean of {} counts",
       report.timed_case, report.timed_shape, report.dtype, counted_runs_of(report)));
   if (report.device) {
