@@ -103,17 +103,26 @@ std::optional<printed_number> number_of(std::string text) {
 
 std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
                                                const std::vector<std::string>& metrics) {
-  return {"--clock-control", "none",   "--cache-control", "all",     "--replay-mode",
-          "kernel",          "--metrics", joined(with_exact_ratios(metrics)), "--target-processes", "all",
-          "--export",        report,   "--force-overwrite", "--log-file", log};
+  // clang-format off
+  return {"--clock-control", "none",
+          "--cache-control", "all",
+          "--replay-mode", "kernel",
+          "--metrics", joined(with_exact_ratios(metrics)),
+          "--target-processes", "all",
+          "--export", report, "--force-overwrite",
+          "--log-file", log};
+  // clang-format on
 }
 
 std::vector<std::string> ncu_import_arguments(const std::string& report_file,
                                               const std::string& csv,
                                               const std::vector<std::string>& metrics) {
-  return {"--import",      report_file, "--csv",     "--page",
-          "raw",           "--print-units", "base", "--metrics",
-          joined(with_exact_ratios(metrics)), "--log-file", csv};
+  // clang-format off
+  return {"--import", report_file,
+          "--csv", "--page", "raw", "--print-units", "base",
+          "--metrics", joined(with_exact_ratios(metrics)),
+          "--log-file", csv};
+  // clang-format on
 }
 
 counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::string>& metrics) {
@@ -161,7 +170,9 @@ counter_profile parse_ncu_csv(std::string_view csv, const std::vector<std::strin
       if (!count) continue;
       const auto stalled = printed.find(*count);
       const auto issued = printed.find(issue_active);
-      if (stalled == printed.end() || issued == printed.end() || issued->second.value <= 0) continue;
+      if (stalled == printed.end() || issued == printed.end() || issued->second.value <= 0) {
+        continue;
+      }
       // The quotient replaces the printed ratio only where it prints as that ratio does.
       const double exact = stalled->second.value / issued->second.value;
       if (std::abs(exact - v->second.value) <= v->second.resolution * (1 + 1e-9)) {
