@@ -22,7 +22,12 @@ inline constexpr std::string_view l2_hit_pct = "lts__t_sector_hit_rate.pct";
 inline constexpr std::string_view l1_hit_pct = "l1tex__t_sector_hit_rate.pct";
 inline constexpr std::string_view sm_throughput_pct =
     "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+// Every kind of tensor instruction: mma.sync's hmma and imma, and Hopper's wgmma (gmma), which
+// the hmma-only counter misses; Blackwell has no hmma-only counter at all.
 inline constexpr std::string_view tensor_pipe_pct =
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
+// What runs recorded before counted as the tensor pipe: mma.sync's hmma alone.
+inline constexpr std::string_view tensor_pipe_hmma_pct =
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 inline constexpr std::string_view achieved_occupancy_pct =
     "sm__warps_active.avg.pct_of_peak_sustained_active";
@@ -40,7 +45,8 @@ inline constexpr std::string_view stall_suffix = "_per_issue_active.ratio";
 inline constexpr std::string_view dram_bytes_written_back = "blaster__dram_bytes_written_back.sum";
 }  // namespace counter
 
-// The stall reasons of ncu's WarpStateStats section.
+// The stall reasons of ncu's WarpStateStats section, of every chip: a chip without one (gmma,
+// waiting on a wgmma, is Hopper's alone) lists its counter as missing.
 const std::vector<std::string>& stall_reasons();
 std::string stall_counter(std::string_view reason);
 

@@ -59,6 +59,65 @@ std::set<std::string> chip_metrics(CUpti_Profiler_Host_Object* host) {
 
 }  // namespace
 
+counter_configuration::counter_configuration(const std::string& chip,
+                                             const std::vector<std::uint8_t>& availability,
+                                             const std::vector<std::string>& metrics) {
+  CUpti_Profiler_Host_Initialize_Params init{};
+  init.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+  init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  init.pChipName = chip.c_str();
+  init.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
+  check(cuptiProfilerHostInitialize(&init), "initializing the profiler host");
+  host_ = init.pHostObject;
+  try {
+    const std::set<std::string> known = chip_metrics(host_);
+    for (const auto& m : metrics) {
+      (known.contains(base_name(m)) ? metrics_ : missing_).push_back(m);
+    }
+    if (metrics_.empty()) throw counters_unavailable("the chip has none of the counters asked for");
+    std::vector<const char*> names;
+    for (const auto& m : metrics_) names.push_back(m.c_str());
+
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{};
+    add.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+    add.pHostObject = host_;
+    add.ppMetricNames = names.data();
+    add.numMetrics = names.size();
+    check(cuptiProfilerHostConfigAddMetrics(&add), "adding the counters to the configuration");
+    CUpti_Profiler_Host_GetConfigImageSize_Params size{};
+    size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+    size.pHostObject = host_;
+    check(cuptiProfilerHostGetConfigImageSize(&size), "sizing the configuration");
+    image_.resize(size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params image{};
+    image.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+    image.pHostObject = host_;
+    image.configImageSize = image_.size();
+    image.pConfigImage = image_.data();
+    check(cuptiProfilerHostGetConfigImage(&image), "building the configuration");
+    CUpti_Profiler_Host_GetNumOfPasses_Params passes{};
+    passes.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    passes.configImageSize = image_.size();
+    passes.pConfigImage = image_.data();
+    check(cuptiProfilerHostGetNumOfPasses(&passes), "counting the passes");
+    passes_ = static_cast<int>(passes.numOfPasses);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+counter_configuration::~counter_configuration() { release(); }
+
+void counter_configuration::release() noexcept {
+  if (host_ == nullptr) return;
+  CUpti_Profiler_Host_Deinitialize_Params p{};
+  p.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+  p.pHostObject = host_;
+  cuptiProfilerHostDeinitialize(&p);
+  host_ = nullptr;
+}
+
 range_profiler::range_profiler(CUcontext context, int device,
                                const std::vector<std::string>& metrics, std::size_t max_ranges) {
   CUpti_Profiler_Initialize_Params init{};
@@ -80,44 +139,8 @@ range_profiler::range_profiler(CUcontext context, int device,
     available.pCounterAvailabilityImage = availability.data();
     check(cuptiProfilerGetCounterAvailability(&available), "asking which counters are available");
 
-    CUpti_Profiler_Host_Initialize_Params host{};
-    host.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip_.c_str();
-    host.pCounterAvailabilityImage = availability.data();
-    check(cuptiProfilerHostInitialize(&host), "initializing the profiler host");
-    host_ = host.pHostObject;
-
-    const std::set<std::string> known = chip_metrics(host_);
-    for (const auto& m : metrics) {
-      (known.contains(base_name(m)) ? metrics_ : missing_).push_back(m);
-    }
-    if (metrics_.empty()) throw counters_unavailable("the chip has none of the counters asked for");
-    for (const auto& m : metrics_) names_.push_back(m.c_str());
-
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{};
-    add.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-    add.pHostObject = host_;
-    add.ppMetricNames = names_.data();
-    add.numMetrics = names_.size();
-    check(cuptiProfilerHostConfigAddMetrics(&add), "adding the counters to the configuration");
-    CUpti_Profiler_Host_GetConfigImageSize_Params size{};
-    size.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-    size.pHostObject = host_;
-    check(cuptiProfilerHostGetConfigImageSize(&size), "sizing the configuration");
-    config_.resize(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params image{};
-    image.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-    image.pHostObject = host_;
-    image.configImageSize = config_.size();
-    image.pConfigImage = config_.data();
-    check(cuptiProfilerHostGetConfigImage(&image), "building the configuration");
-    CUpti_Profiler_Host_GetNumOfPasses_Params passes{};
-    passes.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-    passes.configImageSize = config_.size();
-    passes.pConfigImage = config_.data();
-    check(cuptiProfilerHostGetNumOfPasses(&passes), "counting the passes");
-    passes_ = static_cast<int>(passes.numOfPasses);
+    config_.emplace(chip_, availability, metrics);
+    for (const auto& m : config_->metrics()) names_.push_back(m.c_str());
 
     CUpti_RangeProfiler_Enable_Params enable{};
     enable.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
@@ -144,8 +167,8 @@ range_profiler::range_profiler(CUcontext context, int device,
     CUpti_RangeProfiler_SetConfig_Params set{};
     set.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
     set.pRangeProfilerObject = profiler_;
-    set.configSize = config_.size();
-    set.pConfig = config_.data();
+    set.configSize = config_->image().size();
+    set.pConfig = config_->image().data();
     set.counterDataImageSize = counter_data_.size();
     set.pCounterDataImage = counter_data_.data();
     set.range = CUPTI_AutoRange;
@@ -172,13 +195,8 @@ void range_profiler::release() noexcept {
     cuptiRangeProfilerDisable(&p);
     profiler_ = nullptr;
   }
-  if (host_ != nullptr) {
-    CUpti_Profiler_Host_Deinitialize_Params p{};
-    p.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
-    p.pHostObject = host_;
-    cuptiProfilerHostDeinitialize(&p);
-    host_ = nullptr;
-  }
+  config_.reset();
+  names_.clear();
   if (initialized_) {
     CUpti_Profiler_DeInitialize_Params p{};
     p.structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE;
@@ -231,7 +249,7 @@ std::vector<range_values> range_profiler::results() {
     std::vector<double> values(names_.size());
     CUpti_Profiler_Host_EvaluateToGpuValues_Params eval{};
     eval.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-    eval.pHostObject = host_;
+    eval.pHostObject = config_->host();
     eval.pCounterDataImage = counter_data_.data();
     eval.counterDataImageSize = counter_data_.size();
     eval.rangeIndex = i;
@@ -239,7 +257,8 @@ std::vector<range_values> range_profiler::results() {
     eval.numMetrics = names_.size();
     eval.pMetricValues = values.data();
     check(cuptiProfilerHostEvaluateToGpuValues(&eval), "evaluating the counters");
-    for (std::size_t m = 0; m < metrics_.size(); ++m) r.values[metrics_[m]] = values[m];
+    const auto& metrics = config_->metrics();
+    for (std::size_t m = 0; m < metrics.size(); ++m) r.values[metrics[m]] = values[m];
     ranges.push_back(std::move(r));
   }
   return ranges;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +33,35 @@ struct range_values {
   std::map<std::string, double> values;
 };
 
+// The host half of a collection: which of `metrics` the chip has, and the configuration CUPTI
+// builds from those, with the passes it needs. Needs no GPU: `chip` is CUPTI's name for the chip
+// (GH100 for the H100 and the H200), and `availability` the device's counter availability image,
+// which only the GPU can give and only chips newer than this CUPTI need (empty: none).
+class counter_configuration {
+ public:
+  counter_configuration(const std::string& chip, const std::vector<std::uint8_t>& availability,
+                        const std::vector<std::string>& metrics);
+  ~counter_configuration();
+  counter_configuration(const counter_configuration&) = delete;
+  counter_configuration& operator=(const counter_configuration&) = delete;
+
+  // The metrics the chip has, in the order asked, and the others.
+  [[nodiscard]] const std::vector<std::string>& metrics() const { return metrics_; }
+  [[nodiscard]] const std::vector<std::string>& missing() const { return missing_; }
+  [[nodiscard]] const std::vector<std::uint8_t>& image() const { return image_; }
+  [[nodiscard]] int passes() const { return passes_; }
+  [[nodiscard]] CUpti_Profiler_Host_Object* host() const { return host_; }
+
+ private:
+  void release() noexcept;
+
+  std::vector<std::string> metrics_;
+  std::vector<std::string> missing_;
+  std::vector<std::uint8_t> image_;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+  int passes_ = 0;
+};
+
 class range_profiler {
  public:
   // Profiles `metrics` (those the chip has; missing() names the others) of up to `max_ranges`
@@ -43,8 +73,8 @@ class range_profiler {
   range_profiler& operator=(const range_profiler&) = delete;
 
   [[nodiscard]] const std::string& chip() const { return chip_; }
-  [[nodiscard]] const std::vector<std::string>& missing() const { return missing_; }
-  [[nodiscard]] int passes() const { return passes_; }
+  [[nodiscard]] const std::vector<std::string>& missing() const { return config_->missing(); }
+  [[nodiscard]] int passes() const { return config_->passes(); }
 
   // One pass: begin, launch the kernels, then end once they have finished on the device.
   // end_pass() is true once every pass the counters need has run.
@@ -58,15 +88,11 @@ class range_profiler {
   void release() noexcept;
 
   std::string chip_;
-  std::vector<std::string> metrics_;
-  std::vector<const char*> names_;
-  std::vector<std::string> missing_;
-  std::vector<std::uint8_t> config_;
+  std::optional<counter_configuration> config_;
+  std::vector<const char*> names_;  // config_'s metrics, as CUPTI takes them
   std::vector<std::uint8_t> counter_data_;
-  CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
   bool initialized_ = false;
-  int passes_ = 0;
 };
 
 }  // namespace blaster

@@ -13,6 +13,7 @@
 #include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
+#include "profiling/counters.hpp"
 
 namespace blaster {
 namespace {
@@ -90,6 +91,25 @@ TEST(VariantMetrics, NoLaunchFloorNoRatio) {
   EXPECT_FALSE(find_variant_metric("time_over_launch_floor")->value(report, report.results[0]));
   report.floors.reset();
   EXPECT_FALSE(find_variant_metric("time_over_launch_floor")->value(report, report.results[0]));
+}
+
+// Tensor instructions of every kind count; a run recorded when hmma alone was counted keeps its
+// column.
+TEST(VariantMetrics, TheTensorPipeOfARunRecordedBeforeWgmmaCountedIsItsHmmaShare) {
+  bench_report report = timed_report();
+  variant_result& r = report.results[0];
+  r.profile = diagnostics{};
+  kernel_counters k;
+  k.counters[std::string(counter::duration_ns)] = 1000;
+  k.counters[std::string(counter::tensor_pipe_hmma_pct)] = 12.5;
+  r.profile->counters.kernels.push_back(k);
+  const variant_metric* m = find_variant_metric("tensor_pipe_pct");
+  ASSERT_NE(m, nullptr);
+  EXPECT_DOUBLE_EQ(*m->value(report, r), 12.5);
+  r.profile->counters.kernels[0].counters[std::string(counter::tensor_pipe_pct)] = 40.0;
+  EXPECT_DOUBLE_EQ(*m->value(report, r), 40.0);
+  r.profile->counters.kernels[0].counters.clear();
+  EXPECT_FALSE(m->value(report, r));
 }
 
 }  // namespace
