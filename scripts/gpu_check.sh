@@ -13,7 +13,8 @@
 #   scripts/gpu_check.sh gaps [NAME...]   `blaster bench --confirm --profile` of the core10 cases
 #                                         furthest from their goals, each with its diagnosis lines
 #                                         (matmul, matmul-large, layernorm, softmax-large,
-#                                         cross-entropy-large; a large case takes about 5 minutes)
+#                                         cross-entropy-large; a large case takes about 5 minutes);
+#                                         matmul's beside PyTorch's times on the same card
 #   scripts/gpu_check.sh tune [TASK...]   `blaster tune` of each infer task's candidates at the
 #                                         suite's cases (default: the tasks with no table for this
 #                                         GPU) for at most $LIMIT seconds (default 540), into
@@ -70,6 +71,27 @@ for path in sys.argv[1:]:
               f"poisoned/control {pc:.3f} control/hot {ch:.3f}")
         if x["status"] != "passed" and x.get("message"):
             print(f"      {x['message'][:200]}")
+EOF
+}
+
+pytorch_ratio() {  # PyTorch's times, the best confirmed candidate of a gaps table, their ratio
+  python3 - "$@" <<'EOF'
+import json, re, sys
+pytorch, table, case = sys.argv[1:]
+try:
+    methods = next(c["methods"] for c in json.load(open(pytorch))["cases"]
+                   if c["task"] == "matmul_smallk" and c["case"] == case)
+except Exception as e:
+    sys.exit(f"PyTorch: no times for the {case} case ({e}); see pytorch-matmul.log")
+times = {m: v["hot_us"] for m, v in methods.items() if v.get("hot_us")}
+confirmed = [(float(row[2]), row[0]) for row in (line.split() for line in open(table))
+             if len(row) > 3 and re.match(r"[a-z_]+\[", row[0]) and row[1] == "passed"
+             and "screened" not in row]
+if not times or not confirmed:
+    sys.exit(f"PyTorch: nothing to compare in the {case} case")
+best, fastest = min(confirmed), min(times, key=times.get)
+print("PyTorch, hot: " + ", ".join(f"{m} {t:.2f} us" for m, t in times.items()) +
+      f" · {best[1]} {best[0]:.2f} us: {times[fastest] / best[0]:.2f}x of {fastest}")
 EOF
 }
 
@@ -141,6 +163,14 @@ EOF
       echo "== $name"
       grep -E "^(candidate|init|memory ceilings|[a-z_]+\[)|diagnosis|A/A" "$out/gaps-$name.txt" ||
         tail -3 "$out/gaps-$name.txt"
+      if [[ $name == matmul* ]]; then
+        # The goal is PyTorch's fastest method, timed on this card in the same call.
+        [[ -f $out/pytorch-matmul.json ]] ||
+          python3 scripts/benchmark_pytorch.py --suite core10 --tasks matmul_smallk --modes hot \
+            --out "$out/pytorch-matmul.json" >"$out/pytorch-matmul.log" 2>&1 || true
+        pytorch_ratio "$out/pytorch-matmul.json" "$out/gaps-$name.txt" \
+          "$([[ $name == matmul ]] && echo canonical || echo large)" || true
+      fi
     done
     ;;
   tune)
