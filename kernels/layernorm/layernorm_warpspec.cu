@@ -9,7 +9,7 @@
   "cooperative": true,
   "max_dynamic_shared_bytes": "3 * ceil_div(C*H*W, 8 * BLOCKS) * 16",
   "scratch": {"sync": "16 + B * BLOCKS * 16"},
-  "params": {"BLOCKS": [132], "STATS_WARPS": [6], "NORM_WARPS": [24, 16], "HINTS": [1]}
+  "params": {"BLOCKS": [132], "STATS_WARPS": [6, 4], "NORM_WARPS": [24, 20, 16], "HINTS": [1]}
 }
 */
 // No grid barrier: warp roles overlap rows. Each SM owns one slice of every row; a TMA lane streams
