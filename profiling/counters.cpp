@@ -21,14 +21,19 @@ std::string stall_counter(std::string_view reason) {
 
 const std::vector<std::string>& profiled_counters() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{
-        std::string(counter::duration_ns),        std::string(counter::dram_bytes_read),
-        std::string(counter::dram_bytes_written), std::string(counter::dram_throughput_pct),
-        std::string(counter::l2_throughput_pct),  std::string(counter::l2_hit_pct),
-        std::string(counter::l1_hit_pct),         std::string(counter::sm_throughput_pct),
-        std::string(counter::tensor_pipe_pct),    std::string(counter::achieved_occupancy_pct),
-        std::string(counter::instructions),       std::string(counter::sm_frequency_hz),
-        std::string(counter::dram_frequency_hz)};
+    std::vector<std::string> n{std::string(counter::duration_ns),
+                               std::string(counter::dram_bytes_read),
+                               std::string(counter::dram_bytes_written),
+                               std::string(counter::dram_throughput_pct),
+                               std::string(counter::l2_throughput_pct),
+                               std::string(counter::l2_hit_pct),
+                               std::string(counter::l1_hit_pct),
+                               std::string(counter::sm_throughput_pct),
+                               std::string(counter::tensor_pipe_pct),
+                               std::string(counter::achieved_occupancy_pct),
+                               std::string(counter::instructions),
+                               std::string(counter::sm_frequency_hz),
+                               std::string(counter::dram_frequency_hz)};
     for (const auto& r : stall_reasons()) n.push_back(stall_counter(r));
     return n;
   }();

@@ -1,3 +1,5 @@
+// CUPTI's Profiler Host API knows every chip's metrics without a GPU: every counter a profile asks
+// for is checked here against the chips blaster profiles, with the configuration CUPTI builds.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -6,9 +8,6 @@
 
 #include "profiling/counters.hpp"
 #include "profiling/range_profiler.hpp"
-
-// CUPTI's Profiler Host API knows every chip's metrics without a GPU: every counter a profile asks
-// for is checked here against the chips blaster profiles, with the configuration CUPTI builds.
 
 namespace blaster {
 namespace {
@@ -22,7 +21,7 @@ TEST(CounterConfiguration, HopperHasEveryCounterAProfileAsksFor) {
   EXPECT_GT(hopper.passes(), 1);
 }
 
-TEST(CounterConfiguration, OtherChipsLackWhatTheirHardwareHasNot) {
+TEST(CounterConfiguration, OtherChipsLackTheseCountersAndNoOthers) {
   // Every chip has the tensor pipe's counter (Blackwell has no hmma-only one). The gmma stall,
   // waiting on a wgmma, is Hopper's alone; Blackwell has no imc_miss stall, and GB202's GDDR7
   // names its bytes dram__bytes_op_read and _op_write.
