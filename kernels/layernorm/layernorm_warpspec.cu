@@ -1,7 +1,7 @@
 /* blaster
 {
   "launch": [
-    {"kernel": "layernorm_warpspec<STATS_WARPS, NORM_WARPS, 48 / NORM_WARPS>",
+    {"kernel": "layernorm_warpspec<STATS_WARPS, NORM_WARPS, group_packs(STATS_WARPS, NORM_WARPS)>",
      "grid": "BLOCKS", "block": "32 * (2 + STATS_WARPS + NORM_WARPS)",
      "shared_bytes": "3 * ceil_div(C*H*W, 8 * BLOCKS) * 16",
      "args": ["out", "x", "weight", "bias", "sync", "B", "C*H*W", "eps"]}
@@ -9,7 +9,7 @@
   "cooperative": true,
   "max_dynamic_shared_bytes": "3 * ceil_div(C*H*W, 8 * BLOCKS) * 16",
   "scratch": {"sync": "16 + B * BLOCKS * 16"},
-  "params": {"BLOCKS": [132], "STATS_WARPS": [6, 4], "NORM_WARPS": [24, 20, 16], "HINTS": [1]}
+  "params": {"BLOCKS": [132], "STATS_WARPS": [6, 2], "NORM_WARPS": [24, 16, 12], "HINTS": [1]}
 }
 */
 // No grid barrier: warp roles overlap rows. Each SM owns one slice of every row; a TMA lane streams
@@ -20,9 +20,12 @@
 // Roles (warp index): 0 the producer (one lane issuing cp.async.bulk, or the whole warp copying
 // when x cannot be copied in bulk), 1 the merge warp, 2 .. 1 + STATS_WARPS the statistics warps,
 // the rest the normalize warps (48 / NORM_WARPS packs each per group, weight and bias for the next
-// group always in flight). Per stage, four mbarriers: full (the slice landed), published (this
-// block's slot is out), ready (the row's mean and scale are in row_stat), empty (every normalize
-// warp is done with the stage, so the producer may refill it).
+// group always in flight). With 2 statistics warps and at most 16 normalize warps, the registers
+// they free hold a thread's whole share of a row of the canonical case (3972 packs a block, 125 a
+// lane): one group per row, so its weight and bias are loaded once and held for every row. Per
+// stage, four mbarriers: full (the slice landed), published (this block's slot is out), ready (the
+// row's mean and scale are in row_stat), empty (every normalize warp is done with the stage, so
+// the producer may refill it).
 //
 // Slots: sync[0] is a launch counter; from byte 16, gridDim.x x rows slots (block-major, so one
 // row's slots lie in different L2 lines) of two 64-bit words {epoch << 32 | mean bits,
@@ -53,6 +56,10 @@ using blaster_common::warp_fold;
 using blaster_common::shared_address;
 
 constexpr int STAGES = 3;
+// Packs a normalize thread handles per group (see the roles above).
+__host__ __device__ constexpr int group_packs(int stats_warps, int norm_warps) {
+  return stats_warps > 2 || norm_warps > 16 ? 48 / norm_warps : (124 + norm_warps) / norm_warps;
+}
 // Slots a merge lane polls at once: 32 * POLL blocks per batch, more in further batches.
 constexpr int POLL = 5;
 
@@ -429,9 +436,10 @@ __global__ void __launch_bounds__(32 * (2 + STATS_WARPS + NORM_WARPS), 1)
               }
             }
             // uw[j] and ub[j] are used up: refill them for the next group, whether or not
-            // this group had a pack j (the next row's first group may have one).
+            // this group had a pack j (the next row's first group may have one). Where one
+            // group is the whole row, the next row's is this one: they are held, not reloaded.
             const int q = next + j * NORM_THREADS;
-            if (q < n8) {
+            if (q < n8 && q != p) {
               uw[j].v = load_kept(w + q, policy);
               ub[j].v = load_kept(b + q, policy);
             }
