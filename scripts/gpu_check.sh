@@ -148,7 +148,7 @@ EOF
     ((${#names[@]} > 0)) || names=(matmul matmul-large layernorm softmax-large cross-entropy-large)
     for name in "${names[@]}"; do
       case "$name" in
-        matmul) args=(--task matmul_smallk) ;;
+        matmul) args=(--task matmul_smallk --case canonical) ;;
         matmul-large) args=(--task matmul_smallk --case large) ;;
         layernorm) args=(--task layernorm) ;;
         softmax-large) args=(--task softmax --case large) ;;
@@ -168,8 +168,7 @@ EOF
         [[ -f $out/pytorch-matmul.json ]] ||
           python3 scripts/benchmark_pytorch.py --suite core10 --tasks matmul_smallk --modes hot \
             --out "$out/pytorch-matmul.json" >"$out/pytorch-matmul.log" 2>&1 || true
-        pytorch_ratio "$out/pytorch-matmul.json" "$out/gaps-$name.txt" \
-          "$([[ $name == matmul ]] && echo canonical || echo large)" || true
+        pytorch_ratio "$out/pytorch-matmul.json" "$out/gaps-$name.txt" "${args[-1]}" || true
       fi
     done
     ;;
