@@ -94,10 +94,10 @@ void add_ncu(const gate_data& data, worker_request request, const worker_launche
   try {
     if (!read.clean_exit()) throw std::invalid_argument("ncu --import " + read.describe());
     counter_profile p = parse_ncu_csv(read_file(csv), metrics);
-    // The worker under ncu ran its plan several times; each launch's counters are their mean.
+    // The worker under ncu ran its plan several times; each launch's counters are their median.
     if (answer.result && answer.result->profile) {
       const counter_profile& ran = *answer.result->profile;
-      p.kernels = mean_by_launch(p.kernels, ran.kernels.size(), ran.runs);
+      p.kernels = median_by_launch(p.kernels, ran.kernels.size(), ran.runs);
       p.runs = ran.runs;
     }
     p.chip = d.counters.chip;

@@ -30,7 +30,7 @@ std::string occupancy_line(const kernel_counters& k) {
   return line;
 }
 
-// How many counts each variant's counters are the mean of (the same for every variant).
+// How many counts each variant's counters are the median of (the same for every variant).
 int counted_runs_of(const bench_report& report) {
   for (const auto& r : report.results) {
     if (r.profile && r.profile->counters.unavailable.empty()) return r.profile->counters.runs;
@@ -39,7 +39,7 @@ int counted_runs_of(const bench_report& report) {
 }
 
 // "  counter (launch 0): CUPTI 1.1 [1.0, 1.2], ncu 1.14 [1.07, 1.17], 2.10% apart": each value
-// with the spread of the counts it is the mean of.
+// with the spread of the counts it is the median of.
 std::string agreement_line(const counter_agreement& a) {
   const auto value = [](double v, const std::optional<std::pair<double, double>>& range) {
     if (!range || range->first == range->second) return fmt::format("{:.6g}", v);
@@ -121,7 +121,7 @@ result_table profile_table(const bench_report& report) {
   t.preamble.push_back(fmt::format(
       "case {} ({}), {} · each kernel counted on an empty L2 and SM caches that hold none of "
       "its code or parameters, inputs uploaded again and outputs poisoned again before each "
-      "replay, the mean of {} counts",
+      "replay, the median of {} counts",
       report.timed_case, report.timed_shape, report.dtype, counted_runs_of(report)));
   if (report.device) {
     t.preamble.push_back(fmt::format(

@@ -25,7 +25,7 @@ struct counter_agreement {
   std::size_t launch = 0;
   double cupti = 0;
   double ncu = 0;
-  // Each tool's lowest and highest count, where its value is a mean of several.
+  // Each tool's lowest and highest count, where its value is the median of several.
   std::optional<std::pair<double, double>> cupti_range;
   std::optional<std::pair<double, double>> ncu_range;
   // |ncu - cupti|, less half a unit in the last digit ncu printed, / max(|ncu|, |cupti|); 0

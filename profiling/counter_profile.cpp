@@ -34,31 +34,32 @@ std::map<std::string, double> plan_counters(const counter_profile& p) {
   return sums;
 }
 
-std::map<std::string, double> mean_counters(
+std::map<std::string, double> median_counters(
     const std::vector<std::map<std::string, double>>& runs) {
-  std::map<std::string, double> mean;
-  if (runs.empty()) return mean;
+  std::map<std::string, double> median;
+  if (runs.empty()) return median;
+  std::vector<double> counts;
   for (const auto& [name, value] : runs.front()) {
-    double sum = 0;
-    bool everywhere = true;
+    counts.clear();
     for (const auto& run : runs) {
       const auto it = run.find(name);
-      if (it == run.end()) {
-        everywhere = false;
-        break;
-      }
-      sum += it->second;
+      if (it == run.end()) break;
+      counts.push_back(it->second);
     }
-    if (everywhere) mean[name] = sum / static_cast<double>(runs.size());
+    if (counts.size() != runs.size()) continue;
+    std::ranges::sort(counts);
+    const std::size_t middle = counts.size() / 2;
+    median[name] =
+        counts.size() % 2 == 1 ? counts[middle] : (counts[middle - 1] + counts[middle]) / 2;
   }
-  return mean;
+  return median;
 }
 
 std::map<std::string, std::pair<double, double>> counter_ranges(
     const std::vector<std::map<std::string, double>>& runs) {
   std::map<std::string, std::pair<double, double>> ranges;
-  const std::map<std::string, double> mean = mean_counters(runs);  // the counters all runs have
-  for (const auto& [name, value] : mean) {
+  const std::map<std::string, double> median = median_counters(runs);  // those all runs have
+  for (const auto& [name, value] : median) {
     auto& [low, high] = ranges[name] = {value, value};
     for (const auto& run : runs) {
       low = std::min(low, run.at(name));
@@ -68,12 +69,12 @@ std::map<std::string, std::pair<double, double>> counter_ranges(
   return ranges;
 }
 
-std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& kernels,
-                                            std::size_t launches, int runs) {
+std::vector<kernel_counters> median_by_launch(const std::vector<kernel_counters>& kernels,
+                                              std::size_t launches, int runs) {
   if (launches == 0 || runs < 1 || kernels.size() != launches * static_cast<std::size_t>(runs)) {
     throw std::invalid_argument(
-        fmt::format("{} kernels counted where {} runs of {} launches were expected",
-                    kernels.size(), runs, launches));
+        fmt::format("{} kernels counted where {} runs of {} launches were expected", kernels.size(),
+                    runs, launches));
   }
   std::vector<kernel_counters> out;
   for (std::size_t launch = 0; launch < launches; ++launch) {
@@ -87,7 +88,7 @@ std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& 
       counts.push_back(kernels[i].counters);
     }
     k.launch = launch;
-    k.counters = mean_counters(counts);
+    k.counters = median_counters(counts);
     k.range = counter_ranges(counts);
     out.push_back(std::move(k));
   }

@@ -23,7 +23,7 @@ struct kernel_counters {
   // Half a unit in the last digit of counters read from text (ncu prints "0.07"), in the
   // counter's unit; a counter not named here is exact.
   std::map<std::string, double> resolution;
-  // Where counters are a mean of several counts: the lowest and the highest count.
+  // Where counters are the median of several counts: the lowest and the highest count.
   std::map<std::string, std::pair<double, double>> range;
 };
 
@@ -31,7 +31,7 @@ struct counter_profile {
   std::string source;  // what collected them: "CUPTI range profiler", "Nsight Compute"
   std::string chip;    // "GH100"
   int passes = 0;      // replays of the plan the counters took, in each run
-  int runs = 1;        // runs of the whole count, each kernel's counters their mean
+  int runs = 1;        // runs of the whole count, each kernel's counters their median
   std::string case_name;
   std::vector<kernel_counters> kernels;
   std::vector<std::string> missing;  // counters this chip does not have
@@ -45,18 +45,20 @@ struct counter_profile {
 // others (rates, shares) weighted by each kernel's time.
 std::map<std::string, double> plan_counters(const counter_profile& p);
 
-// The mean of each counter over several counts of the same work: a warp's stall counts on a
-// memory-bound kernel vary by a tenth from one count to the next, its bytes and instructions do
-// not. A counter missing from any run is missing from the mean.
-std::map<std::string, double> mean_counters(const std::vector<std::map<std::string, double>>& runs);
+// The median of each counter over several counts of the same work (the mean of the middle two
+// for an even number): a warp's stall counts on a memory-bound kernel vary by a tenth from one
+// count to the next, and now and then one count lands far off, which a mean would follow; its
+// bytes and instructions do not vary. A counter missing from any run is missing from the median.
+std::map<std::string, double> median_counters(
+    const std::vector<std::map<std::string, double>>& runs);
 // The lowest and highest count of each counter that every run has.
 std::map<std::string, std::pair<double, double>> counter_ranges(
     const std::vector<std::map<std::string, double>>& runs);
 
 // `kernels` holds `runs` counts of a plan of `launches` kernels, one after the other; the result
-// holds each launch's mean. Throws std::invalid_argument when the kernels are not that many.
-std::vector<kernel_counters> mean_by_launch(const std::vector<kernel_counters>& kernels,
-                                            std::size_t launches, int runs);
+// holds each launch's median. Throws std::invalid_argument when the kernels are not that many.
+std::vector<kernel_counters> median_by_launch(const std::vector<kernel_counters>& kernels,
+                                              std::size_t launches, int runs);
 
 nlohmann::json to_json(const kernel_counters& k);
 kernel_counters kernel_counters_from_json(const nlohmann::json& j);

@@ -103,7 +103,7 @@ counter_profile run_profile(worker_context& w) {
                          .range = {}});
   }
   if (w.request.wrapped_profiler) {
-    // ncu flushes the caches and restores memory around each kernel it counts; the mean of its
+    // ncu flushes the caches and restores memory around each kernel it counts; the median of its
     // runs is taken where its report is read.
     p.source = "Nsight Compute";
     p.runs = counted_runs;
@@ -168,16 +168,16 @@ counter_profile run_profile(worker_context& w) {
       for (const auto& r : runs) counts.push_back(r[range].values);
       return counts;
     };
-    auto mean_of = [&](std::size_t range) { return mean_counters(counts_of(range)); };
+    auto median_of = [&](std::size_t range) { return median_counters(counts_of(range)); };
     const std::string written(counter::dram_bytes_written);
     auto written_by = [&](std::size_t range) {
-      const auto values = mean_of(range);
+      const auto values = median_of(range);
       const auto it = values.find(written);
       return it == values.end() ? 0.0 : it->second;
     };
     p.sweep_dram_bytes_written = written_by(background_range);
     for (auto& k : p.kernels) {
-      k.counters = mean_of(kernel_range(k.launch));
+      k.counters = median_of(kernel_range(k.launch));
       k.range = counter_ranges(counts_of(kernel_range(k.launch)));
       k.counters[std::string(counter::dram_bytes_written_back)] =
           std::max(0.0, written_by(sweep_range(k.launch)) - p.sweep_dram_bytes_written);

@@ -49,25 +49,25 @@ constexpr const char* two_runs =
 "3","9044","blaster","127.0.0.1","rmsnorm_apply","1","13","(256, 1, 1)","(4096, 1, 1)","0","9.0","2,048","3,072","0"
 )csv";
 
-TEST(NcuReport, RunsOfAPlanAverageLaunchByLaunch) {
+TEST(NcuReport, RunsOfAPlanAreTakenLaunchByLaunch) {
   const counter_profile p = parse_ncu_csv(two_runs, metrics);
-  const std::vector<kernel_counters> mean = mean_by_launch(p.kernels, 2, 2);
-  ASSERT_EQ(mean.size(), 2U);
-  EXPECT_EQ(mean[0].kernel, "rmsnorm_naive");
-  EXPECT_EQ(mean[1].launch, 1U);
-  EXPECT_DOUBLE_EQ(
-      mean[0].counters.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"), 51.39);
-  EXPECT_DOUBLE_EQ(mean[1].counters.at("dram__bytes_write.sum"), 2048);
-  // Each mean keeps the spread of its counts.
-  const auto spread = mean[0].range.at("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+  const std::vector<kernel_counters> median = median_by_launch(p.kernels, 2, 2);
+  ASSERT_EQ(median.size(), 2U);
+  EXPECT_EQ(median[0].kernel, "rmsnorm_naive");
+  EXPECT_EQ(median[1].launch, 1U);
+  EXPECT_DOUBLE_EQ(median[0].counters.at("dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+                   51.39);
+  EXPECT_DOUBLE_EQ(median[1].counters.at("dram__bytes_write.sum"), 2048);
+  // Each median (of two counts, their mean) keeps the spread of its counts.
+  const auto spread = median[0].range.at("dram__throughput.avg.pct_of_peak_sustained_elapsed");
   EXPECT_DOUBLE_EQ(spread.first, 50.39);
   EXPECT_DOUBLE_EQ(spread.second, 52.39);
-  EXPECT_FALSE(mean[1].range.contains("dram__bytes_read.sum"));
-  // Counted in one run only: no mean.
-  EXPECT_FALSE(mean[1].counters.contains("dram__bytes_read.sum"));
+  EXPECT_FALSE(median[1].range.contains("dram__bytes_read.sum"));
+  // Counted in one run only: no median.
+  EXPECT_FALSE(median[1].counters.contains("dram__bytes_read.sum"));
   // A count that is not whole runs of the plan, or runs that launched other kernels, is refused.
-  EXPECT_THROW((void)mean_by_launch(p.kernels, 3, 1), std::invalid_argument);
-  EXPECT_THROW((void)mean_by_launch(p.kernels, 1, 4), std::invalid_argument);
+  EXPECT_THROW((void)median_by_launch(p.kernels, 3, 1), std::invalid_argument);
+  EXPECT_THROW((void)median_by_launch(p.kernels, 1, 4), std::invalid_argument);
 }
 
 TEST(NcuReport, KeepsHowPreciselyNcuPrintedEachValue) {

@@ -83,6 +83,26 @@ TEST(CounterProfile, APlanAddsItsKernelsBytesAndWeighsTheirRatesByTime) {
   EXPECT_DOUBLE_EQ(plan.at(std::string(counter::dram_throughput_pct)), 80);
 }
 
+TEST(CounterProfile, SeveralCountsGiveTheMedianNotFollowingOneFarOff) {
+  // Like rmsnorm_vec_regs's no_instruction stalls per issue on an H200 (counts from 0.087 to
+  // 0.167): four counts near 0.09, one far off. The mean would be 0.104; the median is 0.0893.
+  const std::string stall = "stall";
+  const std::string bytes = "dram__bytes_read.sum";
+  const std::vector<std::map<std::string, double>> five{{{stall, 0.0870}, {bytes, 4.0}},
+                                                        {{stall, 0.167}, {bytes, 4.0}},
+                                                        {{stall, 0.0901}, {bytes, 4.0}},
+                                                        {{stall, 0.0893}, {bytes, 4.0}},
+                                                        {{stall, 0.0884}}};
+  const auto median = median_counters(five);
+  EXPECT_DOUBLE_EQ(median.at(stall), 0.0893);
+  EXPECT_FALSE(median.contains(bytes)) << "a counter one count lacks has no median";
+  EXPECT_EQ(counter_ranges(five).at(stall), std::make_pair(0.0870, 0.167));
+  // An even number of counts: the mean of the middle two.
+  EXPECT_DOUBLE_EQ(
+      median_counters({{{stall, 3.0}}, {{stall, 1.0}}, {{stall, 2.0}}, {{stall, 10.0}}}).at(stall),
+      2.5);
+}
+
 TEST(CounterProfile, EveryStallReasonIsAskedForOnce) {
   const auto& names = profiled_counters();
   for (const auto& reason : stall_reasons()) {
