@@ -1,7 +1,7 @@
 /* blaster
 {
   "launch": [
-    {"kernel": "layernorm_warpspec<STATS_WARPS, NORM_WARPS, group_packs(STATS_WARPS, NORM_WARPS)>",
+    {"kernel": "layernorm_warpspec<STATS_WARPS, NORM_WARPS, group_packs(NORM_WARPS)>",
      "grid": "BLOCKS", "block": "32 * (2 + STATS_WARPS + NORM_WARPS)",
      "shared_bytes": "3 * ceil_div(C*H*W, 8 * BLOCKS) * 16",
      "args": ["out", "x", "weight", "bias", "sync", "B", "C*H*W", "eps"]}
@@ -9,7 +9,7 @@
   "cooperative": true,
   "max_dynamic_shared_bytes": "3 * ceil_div(C*H*W, 8 * BLOCKS) * 16",
   "scratch": {"sync": "16 + B * BLOCKS * 16"},
-  "params": {"BLOCKS": [132], "STATS_WARPS": [6, 2], "NORM_WARPS": [24, 16, 12], "HINTS": [1]}
+  "params": {"BLOCKS": [132], "STATS_WARPS": [6], "NORM_WARPS": [24, 16, 12], "HINTS": [1]}
 }
 */
 // No grid barrier: warp roles overlap rows. Each SM owns one slice of every row; a TMA lane streams
@@ -20,12 +20,14 @@
 // Roles (warp index): 0 the producer (one lane issuing cp.async.bulk, or the whole warp copying
 // when x cannot be copied in bulk), 1 the merge warp, 2 .. 1 + STATS_WARPS the statistics warps,
 // the rest the normalize warps (48 / NORM_WARPS packs each per group, weight and bias for the next
-// group always in flight). With 2 statistics warps and at most 16 normalize warps, the registers
-// they free hold a thread's whole share of a row of the canonical case (3972 packs a block, 125 a
-// lane): one group per row, so its weight and bias are loaded once and held for every row. Per
-// stage, four mbarriers: full (the slice landed), published (this block's slot is out), ready (the
-// row's mean and scale are in row_stat), empty (every normalize warp is done with the stage, so
-// the producer may refill it).
+// group always in flight). Re-read for every row, weight and bias double what each row moves
+// through the L2 (16 MiB beside x's 8 MiB in and 8 MiB out; on an H200, 6.3 us a row at the L2's
+// measured throughput, about what a row takes): with at most 16 normalize warps, the other
+// warpgroups hand their registers to them (setmaxnreg), which then hold a thread's whole share of
+// a row of the canonical case (3972 packs a block, 125 a lane) in one group, loaded once and kept
+// for every row. Per stage, four mbarriers: full (the slice landed), published (this block's slot
+// is out), ready (the row's mean and scale are in row_stat), empty (every normalize warp is done
+// with the stage, so the producer may refill it).
 //
 // Slots: sync[0] is a launch counter; from byte 16, gridDim.x x rows slots (block-major, so one
 // row's slots lie in different L2 lines) of two 64-bit words {epoch << 32 | mean bits,
@@ -52,13 +54,26 @@
 namespace {
 using blaster_common::merge;
 using blaster_common::moments;
-using blaster_common::warp_fold;
 using blaster_common::shared_address;
+using blaster_common::warp_fold;
 
 constexpr int STAGES = 3;
-// Packs a normalize thread handles per group (see the roles above).
-__host__ __device__ constexpr int group_packs(int stats_warps, int norm_warps) {
-  return stats_warps > 2 || norm_warps > 16 ? 48 / norm_warps : (124 + norm_warps) / norm_warps;
+// Whether the normalize warps hold weight and bias across rows (see the roles above).
+__host__ __device__ constexpr bool holds(int norm_warps) { return norm_warps <= 16; }
+// Packs a normalize thread handles per group.
+__host__ __device__ constexpr int group_packs(int norm_warps) {
+  return holds(norm_warps) ? (124 + norm_warps) / norm_warps : 48 / norm_warps;
+}
+// Registers per thread where they are handed over: the launch's share of the register file (in
+// units of 8, as ptxas allocates them, and all the launch bounds leave), of which the producer,
+// merge and statistics warps keep FEW and the normalize warps take the rest.
+constexpr int FEW = 56;
+__host__ __device__ constexpr int launch_registers(int threads) { return 65536 / threads / 8 * 8; }
+__host__ __device__ constexpr int norm_registers(int stats_warps, int norm_warps) {
+  const int threads = 32 * (2 + stats_warps + norm_warps);
+  const int rest = launch_registers(threads) * threads - FEW * 32 * (2 + stats_warps);
+  const int each = rest / (32 * norm_warps) / 8 * 8;
+  return each < 256 ? each : 256;  // setmaxnreg's limit
 }
 // Slots a merge lane polls at once: 32 * POLL blocks per batch, more in further batches.
 constexpr int POLL = 5;
@@ -69,7 +84,6 @@ union pack {
   __half2 h2[4];
 };
 
-
 // ---- mbarriers (CTA scope) ----
 __device__ __forceinline__ void bar_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count)
@@ -77,15 +91,14 @@ __device__ __forceinline__ void bar_init(unsigned long long* bar, unsigned count
 }
 
 __device__ __forceinline__ void bar_arrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar))
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 
 __device__ __forceinline__ void bar_arrive_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   shared_address(bar)),
-               "r"(bytes)
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),
+      "r"(bytes)
+      : "memory");
 }
 
 // Returns once the phase of the given parity has completed (acquire, CTA scope).
@@ -210,6 +223,9 @@ __global__ void __launch_bounds__(32 * (2 + STATS_WARPS + NORM_WARPS), 1)
   constexpr int STATS_THREADS = 32 * STATS_WARPS;
   constexpr int NORM_THREADS = 32 * NORM_WARPS;
   constexpr int FIRST_NORM_WARP = 2 + STATS_WARPS;
+  constexpr bool HOLD = holds(NORM_WARPS);
+  // setmaxnreg moves registers between whole warpgroups.
+  static_assert(!HOLD || (FIRST_NORM_WARP % 4 == 0 && NORM_WARPS % 4 == 0));
   extern __shared__ uint4 ring_storage[];
   __shared__ unsigned long long full[STAGES];
   __shared__ unsigned long long ready[STAGES];
@@ -247,145 +263,154 @@ __global__ void __launch_bounds__(32 * (2 + STATS_WARPS + NORM_WARPS), 1)
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
 
-  if (warp == 0) {
-    // ---- producer: row r into stage r % STAGES once the normalize warps freed it ----
-    if (vector) {
-      if (lane == 0) {
-        const unsigned long long policy = policy_evict_first();
+  // setmaxnreg moves registers between whole warpgroups: one instruction each way, executed by
+  // every warp of the warpgroups on its side.
+  if (warp < FIRST_NORM_WARP) {
+    if constexpr (HOLD) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(FEW));
+    if (warp == 0) {
+      // ---- producer: row r into stage r % STAGES once the normalize warps freed it ----
+      if (vector) {
+        if (lane == 0) {
+          const unsigned long long policy = policy_evict_first();
+          for (int r = 0; r < rows; ++r) {
+            const int s = r % STAGES;
+            if (r >= STAGES) bar_wait(&empty[s], (r / STAGES - 1) & 1);
+            bar_arrive_expect(&full[s], static_cast<unsigned>(n) * 2u);
+            bulk_load(ring + s * slice, x + static_cast<long long>(r) * length + begin,
+                      static_cast<unsigned>(n) * 2u, &full[s], policy);
+          }
+        }
+      } else {
         for (int r = 0; r < rows; ++r) {
           const int s = r % STAGES;
           if (r >= STAGES) bar_wait(&empty[s], (r / STAGES - 1) & 1);
-          bar_arrive_expect(&full[s], static_cast<unsigned>(n) * 2u);
-          bulk_load(ring + s * slice, x + static_cast<long long>(r) * length + begin,
-                    static_cast<unsigned>(n) * 2u, &full[s], policy);
+          const __half* from = x + static_cast<long long>(r) * length + begin;
+          __half* to = ring + s * slice;
+          for (int i = lane; i < n; i += 32) to[i] = from[i];
+          __syncwarp();
+          if (lane == 0) bar_arrive(&full[s]);
         }
       }
-    } else {
+    } else if (warp == 1) {
+      // ---- merge: wait for every owning block's slot of row r, fold them, hand out the row ----
       for (int r = 0; r < rows; ++r) {
         const int s = r % STAGES;
-        if (r >= STAGES) bar_wait(&empty[s], (r / STAGES - 1) & 1);
-        const __half* from = x + static_cast<long long>(r) * length + begin;
-        __half* to = ring + s * slice;
-        for (int i = lane; i < n; i += 32) to[i] = from[i];
+        // This block's own slot going out is a cheap local sign that the others are close: the
+        // polls start when they will mostly succeed at once.
+        bar_wait(&published[s], (r / STAGES) & 1);
+        moments m = {};
+        for (int base = 0; base < active; base += 32 * POLL) {
+          unsigned long long mean_word[POLL], m2_word[POLL];
+          for (;;) {
+            // All of a lane's polls in flight at once, then the checks.
+#pragma unroll
+            for (int k = 0; k < POLL; ++k) {
+              const int b = base + lane + 32 * k;
+              if (b < active) {
+                const ulonglong2 v = load_slot(slots + static_cast<long long>(b) * rows + r);
+                mean_word[k] = v.x;
+                m2_word[k] = v.y;
+              }
+            }
+            bool ok = true;
+#pragma unroll
+            for (int k = 0; k < POLL; ++k) {
+              const int b = base + lane + 32 * k;
+              if (b < active) {
+                ok &= static_cast<unsigned>(mean_word[k] >> 32) == epoch;
+                ok &= static_cast<unsigned>(m2_word[k] >> 32) == epoch;
+              }
+            }
+            if (__all_sync(0xffffffffu, ok)) break;
+            __nanosleep(128);
+          }
+#pragma unroll
+          for (int k = 0; k < POLL; ++k) {
+            const int b = base + lane + 32 * k;
+            if (b < active) {
+              const float count = static_cast<float>(min(slice, length - b * slice));
+              m = merge(m, {count, __uint_as_float(static_cast<unsigned>(mean_word[k])),
+                            __uint_as_float(static_cast<unsigned>(m2_word[k]))});
+            }
+          }
+        }
+        __threadfence();  // acquire pattern: the polls above, then this fence
+        m = warp_fold(m);
         __syncwarp();
-        if (lane == 0) bar_arrive(&full[s]);
-      }
-    }
-  } else if (warp == 1) {
-    // ---- merge: wait for every owning block's slot of row r, fold them, hand out the row ----
-    for (int r = 0; r < rows; ++r) {
-      const int s = r % STAGES;
-      // This block's own slot going out is a cheap local sign that the others are close: the
-      // polls start when they will mostly succeed at once.
-      bar_wait(&published[s], (r / STAGES) & 1);
-      moments m = {};
-      for (int base = 0; base < active; base += 32 * POLL) {
-        unsigned long long mean_word[POLL], m2_word[POLL];
-        for (;;) {
-          // All of a lane's polls in flight at once, then the checks.
-#pragma unroll
-          for (int k = 0; k < POLL; ++k) {
-            const int b = base + lane + 32 * k;
-            if (b < active) {
-              const ulonglong2 v = load_slot(slots + static_cast<long long>(b) * rows + r);
-              mean_word[k] = v.x;
-              m2_word[k] = v.y;
-            }
-          }
-          bool ok = true;
-#pragma unroll
-          for (int k = 0; k < POLL; ++k) {
-            const int b = base + lane + 32 * k;
-            if (b < active) {
-              ok &= static_cast<unsigned>(mean_word[k] >> 32) == epoch;
-              ok &= static_cast<unsigned>(m2_word[k] >> 32) == epoch;
-            }
-          }
-          if (__all_sync(0xffffffffu, ok)) break;
-          __nanosleep(128);
-        }
-#pragma unroll
-        for (int k = 0; k < POLL; ++k) {
-          const int b = base + lane + 32 * k;
-          if (b < active) {
-            const float count = static_cast<float>(min(slice, length - b * slice));
-            m = merge(m, {count, __uint_as_float(static_cast<unsigned>(mean_word[k])),
-                          __uint_as_float(static_cast<unsigned>(m2_word[k]))});
-          }
+        if (lane == 0) {
+          row_stat[s] = make_float2(m.mean, rsqrtf(m.m2 / m.count + eps));
+          bar_arrive(&ready[s]);
         }
       }
-      __threadfence();  // acquire pattern: the polls above, then this fence
-      m = warp_fold(m);
+      // Every owning block has published its last slot, so every one has read the counter: the
+      // next launch may take the next epoch.
       __syncwarp();
-      if (lane == 0) {
-        row_stat[s] = make_float2(m.mean, rsqrtf(m.m2 / m.count + eps));
-        bar_arrive(&ready[s]);
-      }
-    }
-    // Every owning block has published its last slot, so every one has read the counter: the
-    // next launch may take the next epoch.
-    __syncwarp();
-    if (blockIdx.x == 0 && lane == 0) store_counter(sync, epoch);
-  } else if (warp < FIRST_NORM_WARP) {
-    // ---- statistics: the slice's mean, then squares around it (no cancellation) ----
-    const int t = static_cast<int>(threadIdx.x) - 64;
-    const int group_warp = warp - 2;
-    const int n8 = n / 8;
-    for (int r = 0; r < rows; ++r) {
-      const int s = r % STAGES;
-      bar_wait(&full[s], (r / STAGES) & 1);
-      const __half* data = ring + s * slice;
-      const uint4* packs = reinterpret_cast<const uint4*>(data);
-      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (vector) {
+      if (blockIdx.x == 0 && lane == 0) store_counter(sync, epoch);
+    } else {
+      // ---- statistics: the slice's mean, then squares around it (no cancellation) ----
+      const int t = static_cast<int>(threadIdx.x) - 64;
+      const int group_warp = warp - 2;
+      const int n8 = n / 8;
+      for (int r = 0; r < rows; ++r) {
+        const int s = r % STAGES;
+        bar_wait(&full[s], (r / STAGES) & 1);
+        const __half* data = ring + s * slice;
+        const uint4* packs = reinterpret_cast<const uint4*>(data);
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (vector) {
 #pragma unroll 4
-        for (int p = t; p < n8; p += STATS_THREADS) {
-          pack u;
-          u.v = packs[p];
+          for (int p = t; p < n8; p += STATS_THREADS) {
+            pack u;
+            u.v = packs[p];
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const float2 f = __half22float2(u.h2[k]);
-            acc[k] += f.x + f.y;
+            for (int k = 0; k < 4; ++k) {
+              const float2 f = __half22float2(u.h2[k]);
+              acc[k] += f.x + f.y;
+            }
+          }
+        } else {
+          for (int i = t; i < n; i += STATS_THREADS) acc[0] += __half2float(data[i]);
+        }
+        const float total =
+            group_sum<STATS_WARPS>((acc[0] + acc[1]) + (acc[2] + acc[3]), stat_warps, group_warp);
+        const float mean = total / static_cast<float>(n);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
+        if (vector) {
+#pragma unroll 4
+          for (int p = t; p < n8; p += STATS_THREADS) {
+            pack u;
+            u.v = packs[p];
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const float2 f = __half22float2(u.h2[k]);
+              const float dx = f.x - mean;
+              const float dy = f.y - mean;
+              acc[k] = fmaf(dx, dx, fmaf(dy, dy, acc[k]));
+            }
+          }
+        } else {
+          for (int i = t; i < n; i += STATS_THREADS) {
+            const float d = __half2float(data[i]) - mean;
+            acc[0] = fmaf(d, d, acc[0]);
           }
         }
-      } else {
-        for (int i = t; i < n; i += STATS_THREADS) acc[0] += __half2float(data[i]);
-      }
-      const float total =
-          group_sum<STATS_WARPS>((acc[0] + acc[1]) + (acc[2] + acc[3]), stat_warps, group_warp);
-      const float mean = total / static_cast<float>(n);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) acc[k] = 0.0f;
-      if (vector) {
-#pragma unroll 4
-        for (int p = t; p < n8; p += STATS_THREADS) {
-          pack u;
-          u.v = packs[p];
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const float2 f = __half22float2(u.h2[k]);
-            const float dx = f.x - mean;
-            const float dy = f.y - mean;
-            acc[k] = fmaf(dx, dx, fmaf(dy, dy, acc[k]));
-          }
+        const float m2 =
+            group_sum<STATS_WARPS>((acc[0] + acc[1]) + (acc[2] + acc[3]), stat_warps, group_warp);
+        if (t == 0) {
+          const unsigned long long tag = static_cast<unsigned long long>(epoch) << 32;
+          __threadfence();  // release pattern: this fence, then the slot's store
+          store_slot(slots + static_cast<long long>(blockIdx.x) * rows + r,
+                     tag | __float_as_uint(mean), tag | __float_as_uint(m2));
+          bar_arrive(&published[s]);
         }
-      } else {
-        for (int i = t; i < n; i += STATS_THREADS) {
-          const float d = __half2float(data[i]) - mean;
-          acc[0] = fmaf(d, d, acc[0]);
-        }
-      }
-      const float m2 =
-          group_sum<STATS_WARPS>((acc[0] + acc[1]) + (acc[2] + acc[3]), stat_warps, group_warp);
-      if (t == 0) {
-        const unsigned long long tag = static_cast<unsigned long long>(epoch) << 32;
-        __threadfence();  // release pattern: this fence, then the slot's store
-        store_slot(slots + static_cast<long long>(blockIdx.x) * rows + r,
-                   tag | __float_as_uint(mean), tag | __float_as_uint(m2));
-        bar_arrive(&published[s]);
       }
     }
   } else {
+    if constexpr (HOLD) {
+      asm volatile(
+          "setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(norm_registers(STATS_WARPS, NORM_WARPS)));
+    }
     // ---- normalize: row r from its stage, weight and bias from L2, out streamed past L2 ----
     const int t = static_cast<int>(threadIdx.x) - 32 * FIRST_NORM_WARP;
     const int n8 = vector ? n / 8 : 0;
