@@ -26,15 +26,16 @@ class l2_flush {
   // Enqueued on `stream`, before the timed region.
   void operator()(CUstream stream);
   // The read alone, over the buffer a flush filled: it writes nothing back of its own, so the
-  // DRAM writes while it runs are the dirty lines that the work before it left in the L2.
-  void evict(CUstream stream);
-  // evict(), and then each thread drops the lines it read, so that the next kernel starts on an
-  // empty L2, as under Nsight Compute's cache control, rather than one full of the sweep's clean
-  // lines, which it would replace in another order. Every block is resident at once, so the
-  // whole buffer is read, twice the L2, before the first line is dropped.
+  // DRAM writes while it runs are the dirty lines that the work before it left in the L2. Then
+  // each thread drops the lines it read, so that the next kernel starts on an empty L2, as under
+  // Nsight Compute's cache control, rather than one full of the sweep's clean lines, which it
+  // would replace in another order. Every block is resident at once, so the whole buffer is read,
+  // twice the L2, before the first line is dropped.
   void evict_and_drop(CUstream stream, int sm_count);
 
  private:
+  // The read alone, with every line it read kept.
+  void evict(CUstream stream);
   void launch(CUstream stream, unsigned grid, int drop);
 
   cuda::device_buffer buffer_;

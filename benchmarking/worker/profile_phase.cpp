@@ -6,8 +6,8 @@
 // counted as a range of its own, shows the dirty lines it left in the L2: writes that reach DRAM
 // after it ends. A sweep before the first kernel measures what a sweep writes with no kernel
 // before it (the profiler's own records), which each kernel's write-back leaves out. The whole
-// count runs several times and each counter is the mean: stall counts vary from one count to the
-// next.
+// count runs several times and each counter is the median: stall counts vary from one count to
+// the next.
 #include <algorithm>
 
 #include <fmt/format.h>
