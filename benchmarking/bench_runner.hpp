@@ -76,7 +76,7 @@ struct bench_options {
   // baseline has its diagnosis already and skips them.
   bool profile_baseline = true;
   bool ncu = false;
-  int counted_runs = 5;  // counts of each variant's plan, averaged (worker_request's)
+  int counted_runs = 5;  // counts of each variant's plan, their median (worker_request's)
   // Whether the baseline is timed when every candidate was rejected: a loop that judges one
   // candidate at a time needs no time for the baseline alone.
   bool time_lone_baseline = true;

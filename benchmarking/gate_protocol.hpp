@@ -78,11 +78,13 @@ struct worker_request {
   timing_options timing;
   std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
   // Profile phase: a profiler around the worker (Nsight Compute) counts, and replays, the plan's
-  // kernels itself; the worker runs the plan once, on restored inputs and poisoned outputs.
+  // kernels itself; the worker runs the plan counted_runs times, each on restored inputs and
+  // poisoned outputs.
   bool wrapped_profiler = false;
-  // Profile phase: counts of the whole plan, averaged. A memory-bound kernel's stall ratios differ
-  // by up to a tenth between two counts, under Nsight Compute as here (lg_throttle of
-  // rmsnorm_vec_regs: 1.07 and 1.17); a mean of five narrows that.
+  // Profile phase: counts of the whole plan, each counter their median. A memory-bound kernel's
+  // stall ratios differ by up to a tenth between two counts, under Nsight Compute as here
+  // (lg_throttle of rmsnorm_vec_regs: 1.07 and 1.17); the median of five narrows that, and one
+  // far-off count does not move it.
   int counted_runs = 5;
   // The parent's limits: the worker reloads the variant under the same ones, so that a limit a
   // flag raised does not reject there what the parent accepted.

@@ -40,7 +40,7 @@ command_fn add_profile_command(CLI::App& app, const global_options& global) {
       "instructions, and the warp stall reasons. The plan is replayed once per pass; before "
       "each, the inputs are uploaded again, the outputs poisoned again and the L2 emptied, and "
       "before each kernel the SMs' instruction caches. The whole count runs five times and each "
-      "counter is the mean (stall counts vary from one count to the next). The "
+      "counter is the median (stall counts vary from one count to the next). The "
       "diagnosis says bandwidth-, compute-, latency- or launch-bound, the DRAM bytes over the "
       "task's minimal bytes (a kernel that reads its input twice shows about 2x) and the top two "
       "stalls. Nothing is timed; counters never make a verdict.\n\n"

@@ -22,7 +22,7 @@ class bench_evaluator final : public step_evaluator {
       : options_(std::move(options)), records_(records) {
     options_.time_lone_baseline = false;
     options_.profile_baseline = false;  // a step's diagnosis is its candidate's
-    // A step's diagnosis needs the bound and the top stalls; the mean of five counts is for
+    // A step's diagnosis needs the bound and the top stalls; the median of five counts is for
     // agreeing with Nsight Compute to a few percent.
     options_.counted_runs = 1;
   }
