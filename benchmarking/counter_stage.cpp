@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/instruction_flush.hpp"
+#include "benchmarking/l2_flush.hpp"
 #include "core/cas_store.hpp"
 #include "core/cuda_tools.hpp"
 #include "core/file_io.hpp"
@@ -20,7 +22,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// ncu replays each kernel once per pass, with a save and restore of its memory around each.
+// ncu runs the worker once per pass, and each run counts the plan several times.
 constexpr int ncu_slowdown = 20;
 constexpr milliseconds ncu_import_deadline{120'000};
 
@@ -68,7 +70,8 @@ void add_ncu(const gate_data& data, worker_request request, const worker_launche
     }
   }
   std::vector<std::string> wrapper{ncu.string()};
-  for (auto& a : ncu_profile_arguments(base.string(), log.string(), metrics)) {
+  for (auto& a : ncu_profile_arguments(base.string(), log.string(), metrics,
+                                       {l2_flush::kernel_name, instruction_flush::kernel_name})) {
     wrapper.push_back(std::move(a));
   }
   request.wrapped_profiler = true;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "profiling/counters.hpp"
 
@@ -102,11 +103,15 @@ std::optional<printed_number> number_of(std::string text) {
 }  // namespace
 
 std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
-                                               const std::vector<std::string>& metrics) {
+                                               const std::vector<std::string>& metrics,
+                                               const std::vector<std::string_view>& uncounted) {
+  // Every name but these whole ones (kernel names are identifiers: nothing to escape).
+  const std::string counted = fmt::format("regex:^(?!({})$)", fmt::join(uncounted, "|"));
   // clang-format off
   return {"--clock-control", "none",
-          "--cache-control", "all",
-          "--replay-mode", "kernel",
+          "--cache-control", "none",
+          "--replay-mode", "application",
+          "--kernel-name", counted,
           "--metrics", joined(with_exact_ratios(metrics)),
           "--target-processes", "all",
           "--export", report, "--force-overwrite",

@@ -102,26 +102,32 @@ counter_profile run_profile(worker_context& w) {
                          .resolution = {},
                          .range = {}});
   }
+  l2_flush sweep(w.context.properties().l2_bytes, w.request.arch, &*w.cache);
+  const int sms = w.context.properties().sm_count;
+  instruction_flush instructions(sms, w.request.arch, &*w.cache);
+  sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
+  settle(w);
   if (w.request.wrapped_profiler) {
-    // ncu flushes the caches and restores memory around each kernel it counts; the median of its
-    // runs is taken where its report is read.
+    // ncu runs this worker once per pass and counts the plan's kernels as they run, each after
+    // the same sweeps as CUPTI's count below: both tools count a kernel on the same L2 and the
+    // same cold instruction caches. The median of the runs is taken where its report is read.
     p.source = "Nsight Compute";
     p.runs = counted_runs;
     send_step("counters");
     for (int run = 0; run < counted_runs; ++run) {
       kept.restore(w, set);
       poison_outputs(w, set);
+      sweep.evict_and_drop(w.stream.get(), sms);
       settle(w);
-      launches.enqueue(w.stream.get());
+      for (std::size_t i = 0; i < launches.size(); ++i) {
+        instructions(w.stream.get());
+        launches.enqueue(w.stream.get(), i);
+        sweep.evict_and_drop(w.stream.get(), sms);
+      }
       settle(w);
     }
     return p;
   }
-  l2_flush sweep(w.context.properties().l2_bytes, w.request.arch, &*w.cache);
-  const int sms = w.context.properties().sm_count;
-  instruction_flush instructions(sms, w.request.arch, &*w.cache);
-  sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
-  settle(w);
   const std::size_t ranges_per_pass = ranges_per_launch * launches.size() + lead_sweeps;
   try {
     std::vector<std::vector<range_values>> runs;

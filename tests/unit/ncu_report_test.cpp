@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <stdexcept>
+
+#include "benchmarking/instruction_flush.hpp"
+#include "benchmarking/l2_flush.hpp"
 
 namespace blaster {
 namespace {
@@ -139,10 +143,10 @@ TEST(NcuReport, AStallRatioBringsItsCountsIntoTheRequest) {
       "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,"
       "smsp__warps_issue_stalled_imc_miss.sum,smsp__warps_issue_stalled_wait.sum,"
       "smsp__issue_active.sum";
-  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", asked)), expected);
+  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", asked, {})), expected);
   EXPECT_EQ(metric_list(ncu_import_arguments("/tmp/r.ncu-rep", "/tmp/r.csv", asked)), expected);
   // No stall ratio, no counts.
-  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics)),
+  EXPECT_EQ(metric_list(ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics, {})),
             "dram__bytes_read.sum,dram__bytes_write.sum,"
             "dram__throughput.avg.pct_of_peak_sustained_elapsed");
 }
@@ -158,15 +162,30 @@ TEST(NcuReport, OutputWithoutItsHeaderIsAnError) {
   EXPECT_THROW(parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM\n", metrics), std::invalid_argument);
 }
 
-TEST(NcuReport, TheProfileAsksForBaseUnitsAndCleanCaches) {
-  const auto args = ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics);
+TEST(NcuReport, TheProfileLeavesTheCachesToTheWorkerAndSkipsItsSweeps) {
+  const std::vector<std::string_view> uncounted{l2_flush::kernel_name,
+                                                instruction_flush::kernel_name};
+  const auto args = ncu_profile_arguments("/tmp/r", "/tmp/r.log", metrics, uncounted);
   const std::string joined = [&] {
     std::string s;
     for (const auto& a : args) s += a + " ";
     return s;
   }();
-  EXPECT_NE(joined.find("--cache-control all"), std::string::npos);
+  // A save and restore around each kernel would leave it dirty lines that CUPTI's count lacks.
+  EXPECT_NE(joined.find("--cache-control none"), std::string::npos);
+  EXPECT_NE(joined.find("--replay-mode application"), std::string::npos);
   EXPECT_NE(joined.find("--clock-control none"), std::string::npos);
+  // The sweeps between kernels are the harness's own and stay uncounted; any candidate's are not.
+  const auto name = std::find(args.begin(), args.end(), "--kernel-name");
+  ASSERT_NE(name, args.end());
+  ASSERT_TRUE(std::next(name)->starts_with("regex:"));
+  const std::regex counted(std::next(name)->substr(6));
+  EXPECT_FALSE(std::regex_search(std::string(l2_flush::kernel_name), counted));
+  EXPECT_FALSE(std::regex_search(std::string(instruction_flush::kernel_name), counted));
+  EXPECT_TRUE(std::regex_search("rmsnorm_vec_regs", counted));
+  // A candidate may name its kernel after a sweep's, but not be one.
+  EXPECT_TRUE(std::regex_search("blaster_l2_sweep_fast", counted));
+  EXPECT_TRUE(std::regex_search("my_blaster_l2_sweep", counted));
   const auto import = ncu_import_arguments("/tmp/r.ncu-rep", "/tmp/r.csv", metrics);
   EXPECT_NE(std::find(import.begin(), import.end(), "base"), import.end());
 }
