@@ -12,13 +12,14 @@
 
 namespace blaster {
 
-// ncu's options for a report of `metrics` in `report` (a path without .ncu-rep), its own
-// messages into `log`: the clocks as found, every process the worker starts, and every kernel
-// but those named in `uncounted` (the harness's own). The worker runs once per pass (application replay), and ncu
-// neither flushes the caches nor saves and restores memory around a kernel: the worker's own
-// sweeps leave each kernel the same L2 as CUPTI's count, where ncu's restore in kernel replay
-// left about 3 MiB of dirty lines that the kernel wrote back. A stall ratio among `metrics` brings the two counts it is the
-// quotient of, which ncu prints whole where it prints the ratio to two decimals.
+// ncu's options for a report of `metrics` in `report` (a path without .ncu-rep), its own messages
+// into `log`: the clocks as found, every process the worker starts, and every kernel but those
+// named in `uncounted` (the harness's own). The worker runs once per pass (application replay), and
+// ncu neither flushes the caches nor saves and restores memory around a kernel: the worker's own
+// sweeps leave each kernel the same L2 as CUPTI's count, where ncu's restore in kernel replay left
+// about 3 MiB of dirty lines that the kernel wrote back. A stall ratio among `metrics` brings the
+// two counts it is the quotient of, which ncu prints whole where it prints the ratio to two
+// decimals.
 std::vector<std::string> ncu_profile_arguments(const std::string& report, const std::string& log,
                                                const std::vector<std::string>& metrics,
                                                const std::vector<std::string_view>& uncounted);
