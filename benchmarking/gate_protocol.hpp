@@ -77,9 +77,9 @@ struct worker_request {
   std::size_t timed_check = 0;  // time, locate, profile: the check whose inputs they use
   timing_options timing;
   std::uint64_t spot_seed = 0;  // time phase: picks the timed sample whose output is checked
-  // Profile phase: a profiler around the worker (Nsight Compute) counts, and replays, the plan's
-  // kernels itself; the worker runs the plan counted_runs times, each on restored inputs and
-  // poisoned outputs.
+  // Profile phase: a profiler around the worker (Nsight Compute) counts the plan's kernels
+  // itself and reruns the whole worker once per pass; each run launches the plan counted_runs
+  // times, each on restored inputs and poisoned outputs, between the same sweeps as CUPTI's count.
   bool wrapped_profiler = false;
   // Profile phase: counts of the whole plan, each counter their median. A memory-bound kernel's
   // stall ratios differ by up to a tenth between two counts, under Nsight Compute as here
