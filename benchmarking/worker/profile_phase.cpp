@@ -107,24 +107,33 @@ counter_profile run_profile(worker_context& w) {
   instruction_flush instructions(sms, w.request.arch, &*w.cache);
   sweep(w.stream.get());  // fills the sweep's buffer, which each evict() then only reads
   settle(w);
+  // Before a pass: the real inputs, the outputs poisoned, an empty L2.
+  auto reset = [&] {
+    kept.restore(w, set);
+    poison_outputs(w, set);
+    sweep.evict_and_drop(w.stream.get(), sms);
+    settle(w);
+  };
+  // The plan, each kernel on cold instruction caches and followed by a sweep that shows, and then
+  // drops, what it left in the L2.
+  auto run_plan = [&] {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      instructions(w.stream.get());
+      launches.enqueue(w.stream.get(), i);
+      sweep.evict_and_drop(w.stream.get(), sms);
+    }
+    settle(w);
+  };
   if (w.request.wrapped_profiler) {
-    // ncu runs this worker once per pass and counts the plan's kernels as they run, each after
-    // the same sweeps as CUPTI's count below: both tools count a kernel on the same L2 and the
-    // same cold instruction caches. The median of the runs is taken where its report is read.
+    // ncu runs this worker once per pass and counts the plan's kernels as they run, between the
+    // same sweeps as CUPTI's count below: both tools count a kernel on the same L2 and the same
+    // cold instruction caches. The median of the runs is taken where its report is read.
     p.source = "Nsight Compute";
     p.runs = counted_runs;
     send_step("counters");
     for (int run = 0; run < counted_runs; ++run) {
-      kept.restore(w, set);
-      poison_outputs(w, set);
-      sweep.evict_and_drop(w.stream.get(), sms);
-      settle(w);
-      for (std::size_t i = 0; i < launches.size(); ++i) {
-        instructions(w.stream.get());
-        launches.enqueue(w.stream.get(), i);
-        sweep.evict_and_drop(w.stream.get(), sms);
-      }
-      settle(w);
+      reset();
+      run_plan();
     }
     return p;
   }
@@ -143,19 +152,11 @@ counter_profile run_profile(worker_context& w) {
       // A profiler that never says it is done must not loop forever.
       for (int pass = 0; !done && pass <= profiler.passes() + 1; ++pass) {
         send_step("restore");
-        kept.restore(w, set);
-        poison_outputs(w, set);
-        sweep.evict_and_drop(w.stream.get(), sms);
-        settle(w);
+        reset();
         send_step("count");
         profiler.begin_pass();
         for (std::size_t i = 0; i < lead_sweeps; ++i) sweep.evict_and_drop(w.stream.get(), sms);
-        for (std::size_t i = 0; i < launches.size(); ++i) {
-          instructions(w.stream.get());
-          launches.enqueue(w.stream.get(), i);
-          sweep.evict_and_drop(w.stream.get(), sms);
-        }
-        settle(w);
+        run_plan();
         done = profiler.end_pass();
       }
       if (!done) throw std::runtime_error("the range profiler asked for more passes than it said");
