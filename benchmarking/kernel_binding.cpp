@@ -117,6 +117,17 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     resolved_launch launch;
     launch.kernel = variant.kernels.at(s);
     launch.lowered = variant.compiled.lowered_names.at(launch.kernel);
+    // The harness's own kernels (L2 and instruction sweeps, checks, probes) are told apart from
+    // the plan's by name when CUPTI and ncu count: a candidate may not take one of their names.
+    if (launch.lowered.starts_with(harness_kernel_prefix)) {
+      const std::string symbol = launch.lowered == launch.kernel
+                                     ? ""
+                                     : fmt::format(" (the symbol \"{}\")", launch.lowered);
+      fail_at(file, step.where,
+              fmt::format("kernel \"{}\"{}: the prefix \"{}\" is kept for the harness's own "
+                          "kernels; rename the kernel",
+                          launch.kernel, symbol, harness_kernel_prefix));
+    }
     std::int64_t threads = 1;
     for (int d = 0; d < 3; ++d) {
       const std::int64_t g = evaluate_at(step.grid[d], symbols, file);

@@ -6,8 +6,13 @@
 #include <regex>
 #include <stdexcept>
 
+#include "benchmarking/device_compare.hpp"
 #include "benchmarking/instruction_flush.hpp"
+#include "benchmarking/kernel_binding.hpp"
 #include "benchmarking/l2_flush.hpp"
+#include "benchmarking/pattern_fill.hpp"
+#include "benchmarking/sm_clock_probe.hpp"
+#include "benchmarking/stream_hold.hpp"
 
 namespace blaster {
 namespace {
@@ -160,6 +165,16 @@ TEST(NcuReport, NamesTheCountersTheReportLacks) {
 
 TEST(NcuReport, OutputWithoutItsHeaderIsAnError) {
   EXPECT_THROW(parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM\n", metrics), std::invalid_argument);
+}
+
+// ncu's filter and CUPTI's kernel account leave these out by name; resolve_plan refuses any
+// candidate kernel with their prefix, which holds only while every one of them carries it.
+TEST(NcuReport, EveryKernelTheCountsLeaveOutCarriesThePrefixCandidatesMayNotTake) {
+  for (const std::string_view name :
+       {l2_flush::kernel_name, instruction_flush::kernel_name, device_compare::kernel_name,
+        pattern_fill::kernel_name, sm_clock_probe::kernel_name, stream_hold::kernel_name}) {
+    EXPECT_TRUE(name.starts_with(harness_kernel_prefix)) << name;
+  }
 }
 
 TEST(NcuReport, TheProfileLeavesTheCachesToTheWorkerAndSkipsItsSweeps) {
