@@ -36,8 +36,8 @@ extern "C" __global__ void first_half(__half* out, const __half* x, int batches,
   if (position < positions / 2) normalize(out, x, channels, plane, eps, position);
 }
 
-extern "C" __global__ void blaster_compare(__half* out, const __half* x, int batches,
-                                           int channels, int plane, float eps) {
+extern "C" __global__ void blaster_compare(__half* out, const __half* x, int batches, int channels,
+                                           int plane, float eps) {
   const long long position = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long positions = static_cast<long long>(batches) * plane;
   if (position >= positions / 2 && position < positions) {

@@ -12,8 +12,8 @@
 // expect: plan_error
 #include <cuda_fp16.h>
 
-extern "C" __global__ void blaster_l2_sweep(__half* out, const __half* x, int batches,
-                                            int channels, int plane, float eps) {
+extern "C" __global__ void blaster_l2_sweep(__half* out, const __half* x, int batches, int channels,
+                                            int plane, float eps) {
   const long long position = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (position >= static_cast<long long>(batches) * plane) return;
   const long long base = (position / plane) * channels * plane + position % plane;

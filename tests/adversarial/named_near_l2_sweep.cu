@@ -1,0 +1,29 @@
+/* blaster
+{
+  "launch": [
+    {"kernel": "rows_before_blaster_l2_sweep", "grid": "ceil_div(B*H*W, 256)", "block": 256,
+     "args": ["out", "x", "B", "C", "H*W", "eps"]}
+  ]
+}
+*/
+// Honest: a correct kernel whose name holds the L2 sweep's without beginning with the harness's
+// prefix. It is no harness kernel to CUPTI or ncu, and the name check lets it through.
+// expect: passed
+#include <cuda_fp16.h>
+
+extern "C" __global__ void rows_before_blaster_l2_sweep(__half* out, const __half* x, int batches,
+                                                        int channels, int plane, float eps) {
+  const long long position = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (position >= static_cast<long long>(batches) * plane) return;
+  const long long base = (position / plane) * channels * plane + position % plane;
+  float sum = 0.0f;
+  for (int c = 0; c < channels; ++c) {
+    const float v = __half2float(x[base + static_cast<long long>(c) * plane]);
+    sum += v * v;
+  }
+  const float scale = rsqrtf(sum / channels + eps);
+  for (int c = 0; c < channels; ++c) {
+    const long long i = base + static_cast<long long>(c) * plane;
+    out[i] = __float2half(__half2float(x[i]) * scale);
+  }
+}
