@@ -107,8 +107,8 @@ void add_ncu(const gate_data& data, worker_request request, const worker_launche
     p.case_name = d.counters.case_name;
     d.ncu = std::move(p);
   } catch (const std::exception& e) {
-    d.ncu_unavailable = fmt::format("the report is stored, but its counters could not be read: {}",
-                                    e.what());
+    d.ncu_unavailable =
+        fmt::format("the report is stored, but its counters could not be read: {}", e.what());
   }
   cleanup();
 }
@@ -139,7 +139,9 @@ void profile_variants(const gate_data& data,
                       const worker_launcher& launcher, milliseconds deadline, bool ncu,
                       bool baseline, cas_store& cas, bench_report& report) {
   const std::optional<std::filesystem::path> tool = ncu ? find_ncu() : std::nullopt;
-  if (ncu && !tool) spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
+  if (ncu && !tool) {
+    spdlog::warn("--ncu: Nsight Compute (ncu) is not installed here; CUPTI's alone");
+  }
   for (const auto& [index, request] : survivors) {
     variant_result& r = report.results[index];
     // A variant screened out is slower than the ones confirmed: its diagnosis explains a
