@@ -44,8 +44,8 @@ struct resolved_launch {
 // Thread-block clusters allowed without the driver's non-portable opt-in.
 inline constexpr unsigned max_portable_cluster_blocks = 8;
 
-// How every kernel of the harness's own is named, and no candidate's may be: CUPTI's account and
-// ncu's filter leave these names out.
+// The prefix of the harness's own kernels, which no candidate's may take: CUPTI's kernel account
+// and ncu's filter leave those names out.
 inline constexpr std::string_view harness_kernel_prefix = "blaster_";
 
 // A plan with every expression evaluated for one case: what the harness will launch.
