@@ -89,7 +89,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
       "malformed line, an absolute path or a '..' component in it), signature, claim (a "
       "results.json that is not the report its run.json cites, or a digest there that is not a "
       "SHA-256; in a portfolio's bundle, a number of its report that is not the one in the run "
-      "bundle it cites, or a tuned table's entry under kernels/ that is not the fastest "
+      "bundle it cites, an entry of progress.json that is not its row's run and report, or a "
+      "tuned table's entry under kernels/ that is not the fastest "
       "configuration the run it names confirmed; every run bundle inside is verified too). Each "
       "run.json is held to the files: an object it cites that the bundle lacks is missing even "
       "where SHA256SUMS does not list it, and one that does not hash to its name is changed; a "
@@ -115,10 +116,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
     require_format(global, {"table", "json"}, "verify");
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    bundle_verification v =
-        verify_bundle(f->dir, key ? &*key : nullptr, f->allow_unchecked, f->max_file_bytes);
-    check_run_records(v, f->max_file_bytes);
-    check_portfolio_claims(v);
+    const bundle_verification v = verify_evidence_bundle(f->dir, key ? &*key : nullptr,
+                                                         f->allow_unchecked, f->max_file_bytes);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
       for (const auto& p : v.problems) {

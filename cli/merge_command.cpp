@@ -1,5 +1,5 @@
-// blaster merge HOME...: other homes (a portfolio's shards, runs made on other machines) into
-// this one, losslessly.
+// blaster merge SOURCE...: other homes (a portfolio's shards, runs made on other machines) and
+// evidence bundles into this one, losslessly.
 #include <iostream>
 #include <memory>
 
@@ -8,16 +8,23 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "evidence/signature.hpp"
 #include "evidence/store.hpp"
-#include "evidence/store_merge.hpp"
-#include "portfolio/portfolio_runner.hpp"
+#include "portfolio/merge_source.hpp"
 
 namespace blaster::cli {
 
 command_fn add_merge_command(CLI::App& app, const global_options& global) {
-  auto sources = std::make_shared<std::vector<std::filesystem::path>>();
+  struct flags {
+    std::vector<std::filesystem::path> sources;
+    std::optional<std::filesystem::path> pubkey;
+    bool allow_unchecked = false;
+  };
+  auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
-      "merge", "Merge other homes into this one (--home): their objects, runs and portfolios.");
+      "merge",
+      "Merge other homes, or evidence bundles, into this one (--home): their objects, runs and "
+      "portfolios.");
   cmd->footer(
       "Each source's CAS objects come over checked against their names, then every run this "
       "home lacks with all its rows, keeping its run id (the id its reports and bundles cite), "
@@ -27,33 +34,61 @@ command_fn add_merge_command(CLI::App& app, const global_options& global) {
       "over. Shards of one portfolio (`blaster portfolio --shard i/N`) number their runs apart, "
       "so that they merge without conflict; `blaster portfolio --suite S` run again in the merged "
       "home writes the whole bundle.\n\n"
-      "Exit status: 0 merged; 2 a source is not a blaster home; 5 a conflict was named (the rest "
-      "was merged).\n\n"
+      "A source may be an evidence bundle instead of a home: a run's (`blaster export`), a "
+      "portfolio's (`blaster portfolio --out`) or a trajectory export. It is verified first as "
+      "`blaster verify` verifies it (--pubkey, --allow-unchecked-signature for a signed one); one "
+      "that does not verify is refused, naming its problems, and nothing is merged. Its runs then "
+      "come over from their run.json and objects/ as from the home that wrote it, and a "
+      "portfolio's finished cases (its progress.json) enter this home's progress: `blaster "
+      "portfolio --suite S` here resumes after them, and with --recorded writes the bundle again. "
+      "A portfolio's bundle without progress.json (an earlier blaster's) is refused. Every "
+      "source is checked before any is merged.\n\n"
+      "Exit status: 0 merged; 2 a source is neither a blaster home nor a bundle, or a bundle does "
+      "not verify or lacks its portfolio's progress (nothing merged); 5 a conflict was named "
+      "(the rest was merged).\n\n"
       "Examples:\n"
       "  blaster merge shard1/.blaster shard2/.blaster --home merged\n"
+      "  blaster merge session1-bundle --home next && blaster portfolio --suite infer --home next\n"
       "  blaster portfolio --suite core10 --home merged --out core10-bundle");
-  cmd->add_option("homes", *sources, "the homes to merge into this one")
+  cmd->add_option("sources", f->sources, "the homes and evidence bundles to merge into this one")
       ->required()
       ->check(CLI::ExistingDirectory);
-  return [sources, &global]() {
+  cmd->add_option("--pubkey", f->pubkey,
+                  "a signed bundle's signer (PREFIX.pub): its signature must then verify");
+  cmd->add_flag("--allow-unchecked-signature", f->allow_unchecked,
+                "merge a signed bundle without checking its signature (its files are still "
+                "checked)");
+  return [f, &global]() {
+    std::optional<ed25519_key> key;
+    if (f->pubkey) key = read_public_key(*f->pubkey);
+    // Every source is checked, and every bundle verified, before anything is written.
+    std::vector<merge_source> sources;
+    for (const auto& path : f->sources) {
+      sources.push_back(check_merge_source(
+          path,
+          {.public_key = key ? &*key : nullptr, .allow_unchecked_signature = f->allow_unchecked}));
+    }
     store records(resolve_home(global.home));
     nlohmann::json merged = nlohmann::json::array();
     bool conflict = false;
-    for (const auto& source : *sources) {
-      const merge_outcome m = merge_home(records, source);
-      const progress_merge p = merge_portfolio_progress(records, source);
+    for (const auto& source : sources) {
+      const source_merge s = merge_checked_source(records, source);
+      const merge_outcome& m = s.runs;
       std::vector<std::string> conflicts = m.conflicts;
-      conflicts.insert(conflicts.end(), p.conflicts.begin(), p.conflicts.end());
+      conflicts.insert(conflicts.end(), s.progress.conflicts.begin(), s.progress.conflicts.end());
       conflict = conflict || !conflicts.empty();
-      merged.push_back({{"source", source.string()},
+      merged.push_back({{"source", source.path.string()},
+                        {"kind", name_of(source.kind)},
                         {"runs_added", m.runs_added},
                         {"runs_present", m.runs_present},
                         {"objects_added", m.objects_added},
-                        {"portfolio_items_added", p.items_added},
+                        {"portfolio_items_added", s.progress.items_added},
                         {"conflicts", conflicts}});
       if (!global.json) {
-        fmt::print("{}: {} runs added, {} already here, {} objects, {} portfolio items\n",
-                   source.string(), m.runs_added, m.runs_present, m.objects_added, p.items_added);
+        fmt::print("{}{}: {} runs added, {} already here, {} objects, {} portfolio items\n",
+                   source.path.string(),
+                   source.kind == merge_source_kind::bundle ? " (bundle)" : "", m.runs_added,
+                   m.runs_present, m.objects_added, s.progress.items_added);
         for (const auto& c : conflicts) fmt::print("  conflict, left out: {}\n", c);
       }
     }

@@ -295,21 +295,26 @@ bundle_verification verify_bundle(const fs::path& dir, const ed25519_key* public
   return result;
 }
 
-void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
-  // The run bundles, by folder relative to the bundle ("" for the bundle itself); links are
-  // neither followed nor read (verify_bundle reports them).
+std::vector<std::string> run_bundle_folders(const fs::path& bundle) {
+  // Links are neither followed nor read (verify_bundle reports them).
   std::vector<std::string> runs;
   std::error_code ec;
-  if (fs::is_regular_file(fs::symlink_status(v.dir / "run.json", ec))) runs.emplace_back();
-  for (auto it = fs::recursive_directory_iterator(v.dir, ec);
+  if (fs::is_regular_file(fs::symlink_status(bundle / "run.json", ec))) runs.emplace_back();
+  for (auto it = fs::recursive_directory_iterator(bundle, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->path().filename() == "run.json" && it->is_regular_file(ec) && !it->is_symlink(ec) &&
         it.depth() > 0) {
-      runs.push_back(fs::relative(it->path().parent_path(), v.dir).generic_string());
+      runs.push_back(fs::relative(it->path().parent_path(), bundle).generic_string());
     }
   }
-  // A problem names the first run that cites the file, whatever the file system's order.
+  // Whatever the file system's order: a problem names the first run that cites the file.
   std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+void check_run_records(bundle_verification& v, std::uint64_t max_file_bytes) {
+  const std::vector<std::string> runs = run_bundle_folders(v.dir);
+  std::error_code ec;
   // A file's digest, hashed once; nullopt where there is no plain file, and empty where it is
   // over the limit verify hashes (verify_bundle reports it).
   std::map<std::string, std::string> digests;

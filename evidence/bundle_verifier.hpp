@@ -68,6 +68,10 @@ bundle_verification verify_bundle(const std::filesystem::path& dir, const ed2551
                                   bool allow_unchecked_signature = false,
                                   std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
 
+// The run bundles inside `bundle`, each a folder with a run.json, relative to it ("" for the bundle
+// itself, as `blaster export` writes it), in path order.
+std::vector<std::string> run_bundle_folders(const std::filesystem::path& bundle);
+
 // Holds every run bundle inside `verification.dir` (each folder with a run.json, the bundle itself
 // included) to its records, and appends a problem for each that does not hold: each object
 // run.json cites is a file named by its digest, in the run's objects/ or in the enclosing

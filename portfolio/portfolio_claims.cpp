@@ -2,6 +2,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "benchmarking/bench_report.hpp"
 #include "benchmarking/statistics.hpp"
 #include "core/file_io.hpp"
+#include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_report.hpp"
@@ -22,6 +24,75 @@ using json = nlohmann::json;
 using detail::baseline_result;
 using detail::best_result;
 using detail::optional_number;
+
+namespace {
+
+std::string text_of(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// The bundle's progress.json, which a home that merges the bundle takes for its items' progress:
+// for each row's item, the row's run and the report of its run bundle, and nothing else.
+void check_progress(bundle_verification& v, const json& summary) {
+  const std::string name(bundle_progress_name);
+  const std::optional<std::string> text = read_file_if_exists(v.dir / name);
+  if (!text) return;  // a bundle written before bundles carried it
+  auto claim = [&](std::string detail) {
+    v.problems.push_back({bundle_problem_kind::claim, name, std::move(detail), "", ""});
+  };
+  const json progress = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!progress.is_object() || !progress.contains("identity") ||
+      !progress["identity"].is_object() || !progress.contains("done") ||
+      !progress["done"].is_object()) {
+    claim("not a portfolio's progress: its identity and its done items");
+    return;
+  }
+  const json& identity = progress["identity"];
+  const json protocol = summary.value("protocol", json::object());
+  if (!identity.contains("suite") || identity["suite"] != summary.value("suite", json()) ||
+      !protocol.is_object() || !identity.contains("suite_sha256") ||
+      identity["suite_sha256"] != protocol.value("suite_sha256", json())) {
+    claim(fmt::format("its identity {} is not of the suite results.json names", identity.dump()));
+  }
+  const json& done = progress["done"];
+  std::set<std::string> items;
+  for (const json& row : summary["rows"]) {
+    const std::string key = text_of(row, "task") + "/" + text_of(row, "case");
+    items.insert(key);
+    const std::string folder = text_of(row, "run_bundle");
+    std::string report;
+    try {
+      if (!folder.empty() && folder.find("..") == std::string::npos) {
+        report = sha256_file_hex(v.dir / folder / "results.json");
+      }
+    } catch (const std::exception&) {
+      report.clear();  // missing or unreadable: the run bundle's own check names it
+    }
+    const json entry = done.contains(key) ? done[key] : json();
+    if (!entry.is_object() || !entry.contains("run_id") ||
+        entry["run_id"] != row.value("run_id", json()) || report.empty() ||
+        entry.value("report_sha256", json()) != json(report)) {
+      claim(fmt::format("{} is {}, not run {} with the report {}/results.json", key,
+                        entry.is_null() ? std::string("missing") : entry.dump(),
+                        row.value("run_id", json()).dump(), folder));
+    }
+  }
+  for (const auto& [key, entry] : done.items()) {
+    if (!items.contains(key)) claim(fmt::format("{}: no row of results.json is that item", key));
+  }
+}
+
+}  // namespace
+
+bundle_verification verify_evidence_bundle(const std::filesystem::path& dir,
+                                           const ed25519_key* public_key,
+                                           bool allow_unchecked_signature,
+                                           std::uint64_t max_file_bytes) {
+  bundle_verification v = verify_bundle(dir, public_key, allow_unchecked_signature, max_file_bytes);
+  check_run_records(v, max_file_bytes);
+  check_portfolio_claims(v);
+  return v;
+}
 
 void check_portfolio_claims(bundle_verification& v) {
   const std::optional<std::string> text = read_file_if_exists(v.dir / "results.json");
@@ -112,6 +183,7 @@ void check_portfolio_claims(bundle_verification& v) {
           fmt::format("speedup_over_baseline is {} but the rows' speedups give {}",
                       stated_mean.dump(), mean));
   }
+  check_progress(v, summary);
   std::map<std::int64_t, const bench_report*> runs;
   for (const auto& [id, report] : cited) runs.emplace(id, &report);
   check_bundle_tables(v, runs);

@@ -424,6 +424,11 @@ void write_portfolio_bundle(store& records, const suite& s,
         write_file_atomically(folder / "report.md", render_portfolio_markdown(summary));
         write_file_atomically(folder / "figure.svg", render_portfolio_svg(summary));
         write_file_atomically(folder / "suite.json", read_file(s.file));
+        // What another home needs to continue the portfolio from this bundle (blaster merge).
+        if (const json progress = portfolio_bundle_progress(records, s, outcomes);
+            !progress.is_null()) {
+          write_file_atomically(folder / bundle_progress_name, progress.dump(1) + "\n");
+        }
         for (const bundle_table& t : tables) {
           fs::create_directories((folder / t.path).parent_path());
           write_file_atomically(folder / t.path, read_file(t.source));

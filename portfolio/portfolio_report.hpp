@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -32,9 +33,11 @@ nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_o
 std::string render_portfolio_markdown(const nlohmann::json& summary);
 
 // Writes the bundle into `out` (a new or empty folder), whole or not at all: report.md,
-// results.json, figure.svg, suite.json, pytorch.json when given, runs/<id>-<task>-<case>/ (each
-// run's own evidence bundle), the tuned tables its runs measured (kernels/<task>/tuned/, from
-// tables_for_bundle), SHA256SUMS over every file, and SHA256SUMS.sig with a key.
+// results.json, figure.svg, suite.json, pytorch.json when given, progress.json (the outcomes'
+// entries of the suite's progress in records' home, portfolio_bundle_progress),
+// runs/<id>-<task>-<case>/ (each run's own evidence bundle), the tuned tables its runs measured
+// (kernels/<task>/tuned/, from tables_for_bundle), SHA256SUMS over every file, and
+// SHA256SUMS.sig with a key.
 void write_portfolio_bundle(store& records, const suite& s,
                             const std::vector<portfolio_outcome>& outcomes,
                             const nlohmann::json& summary, const nlohmann::json& pytorch,
@@ -50,7 +53,17 @@ std::string run_folder(const portfolio_item& item);
 // time, speedup and interval and roofline percentage) are those of the run it cites; the
 // geometric mean of the speedups is that of the rows; each entry of a tuned table under kernels/
 // is the fastest configuration that the run it names confirmed, at the stated time (a run cited
-// by a row). A bundle of one run is left alone.
+// by a row); a progress.json beside the rows (portfolio_bundle_progress) names, for each row's
+// item, the row's run and the report of its run bundle, for the suite the bundle names, and no
+// other item. A bundle of one run is left alone.
 void check_portfolio_claims(bundle_verification& verification);
+
+// Verifies a bundle of any kind as `blaster verify` does: its files against SHA256SUMS and the
+// signature (verify_bundle), each run's records against its objects (check_run_records) and a
+// portfolio's claims against its runs (check_portfolio_claims).
+bundle_verification verify_evidence_bundle(
+    const std::filesystem::path& dir, const ed25519_key* public_key,
+    bool allow_unchecked_signature = false,
+    std::uint64_t max_file_bytes = default_max_bundle_file_bytes);
 
 }  // namespace blaster

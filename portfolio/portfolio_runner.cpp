@@ -65,6 +65,57 @@ bool read_on(const std::filesystem::path& file, const std::optional<std::string>
   return true;
 }
 
+bool is_progress(const json& progress) {
+  return progress.is_object() && progress.contains("identity") &&
+         progress["identity"].is_object() && progress.contains("done") &&
+         progress["done"].is_object();
+}
+
+// Adds the done items of `theirs`, a portfolio's progress from `source`, to the progress file
+// `name` of records' home: each whose run is here, the same run that recorded it.
+void merge_progress(store& records, const std::string& name, const json& theirs,
+                    const std::filesystem::path& source, progress_merge& out) {
+  const std::filesystem::path path = records.home() / "portfolio" / name;
+  json ours = {{"identity", theirs["identity"]}, {"done", json::object()}};
+  if (const auto bytes = read_file_if_exists(path)) {
+    ours = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  }
+  if (!ours.is_object() || !ours.contains("done") || !ours["done"].is_object() ||
+      ours.value("identity", json()) != theirs["identity"]) {
+    out.conflicts.push_back(fmt::format(
+        "portfolio/{}: this home's is of another suite version or protocol, or damaged", name));
+    return;
+  }
+  for (const auto& [key, done] : theirs["done"].items()) {
+    const auto run_id = done.value("run_id", std::int64_t{0});
+    if (ours["done"].contains(key)) {
+      // The same run's record is the same: its id and its report (its sources' digest may
+      // be of either kind, task_sources).
+      const json& here = ours["done"][key];
+      if (here.value("run_id", std::int64_t{0}) != run_id ||
+          here.value("report_sha256", std::string()) !=
+              done.value("report_sha256", std::string())) {
+        out.conflicts.push_back(fmt::format("{}: recorded here by run {}, in {} by another run {}",
+                                            key, ours["done"][key].value("run_id", 0),
+                                            source.string(), run_id));
+      }
+      continue;
+    }
+    // A run of that id that reported otherwise is another run, which the merge kept here.
+    statement run = records.db().prepare("SELECT 1 FROM runs WHERE id = ?1 AND report_sha256 = ?2");
+    run.bind(1, run_id);
+    run.bind(2, done.value("report_sha256", std::string()));
+    if (!run.step()) {
+      out.conflicts.push_back(fmt::format("{}: its run {} did not come over", key, run_id));
+      continue;
+    }
+    ours["done"][key] = done;
+    ++out.items_added;
+  }
+  std::filesystem::create_directories(path.parent_path());
+  write_file_atomically(path, ours.dump(1) + "\n");
+}
+
 }  // namespace
 
 task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
@@ -144,49 +195,72 @@ progress_merge merge_portfolio_progress(store& records, const std::filesystem::p
     const std::string name = file.path().filename().string();
     if (!name.ends_with(".progress.json")) continue;
     const json theirs = json::parse(read_file(file.path()), nullptr, /*allow_exceptions=*/false);
-    if (!theirs.is_object() || !theirs.contains("identity") || !theirs.contains("done") ||
-        !theirs["done"].is_object()) {
+    if (!is_progress(theirs)) {
       out.conflicts.push_back(fmt::format("{}: not a portfolio's progress", file.path().string()));
       continue;
     }
-    const std::filesystem::path path = records.home() / "portfolio" / name;
-    json ours = {{"identity", theirs["identity"]}, {"done", json::object()}};
-    if (const auto bytes = read_file_if_exists(path)) {
-      ours = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
-    }
-    if (!ours.is_object() || !ours.contains("done") || !ours["done"].is_object() ||
-        ours.value("identity", json()) != theirs["identity"]) {
-      out.conflicts.push_back(fmt::format(
-          "portfolio/{}: this home's is of another suite version or protocol, or damaged", name));
-      continue;
-    }
-    for (const auto& [key, done] : theirs["done"].items()) {
-      const auto run_id = done.value("run_id", std::int64_t{0});
-      if (ours["done"].contains(key)) {
-        // The same run's record is the same: its id and its report (its sources' digest may
-        // be of either kind, task_sources).
-        const json& here = ours["done"][key];
-        if (here.value("run_id", std::int64_t{0}) != run_id ||
-            here.value("report_sha256", std::string()) !=
-                done.value("report_sha256", std::string())) {
-          out.conflicts.push_back(
-              fmt::format("{}: recorded here by run {}, in {} by another run {}", key,
-                          ours["done"][key].value("run_id", 0), source.string(), run_id));
-        }
-        continue;
-      }
-      statement run = records.db().prepare("SELECT 1 FROM runs WHERE id = ?1");
-      run.bind(1, run_id);
-      if (!run.step()) {
-        out.conflicts.push_back(fmt::format("{}: its run {} did not come over", key, run_id));
-        continue;
-      }
-      ours["done"][key] = done;
-      ++out.items_added;
-    }
-    std::filesystem::create_directories(path.parent_path());
-    write_file_atomically(path, ours.dump(1) + "\n");
+    merge_progress(records, name, theirs, source, out);
   }
+  return out;
+}
+
+json portfolio_bundle_progress(const store& records, const suite& s,
+                               const std::vector<portfolio_outcome>& outcomes) {
+  const auto bytes = read_file_if_exists(portfolio_progress_file(records, s));
+  if (!bytes) return json();
+  const json progress = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  if (!is_progress(progress) || progress["identity"].value("suite", json()) != json(s.name) ||
+      progress["identity"].value("suite_sha256", json()) != json(s.sha256)) {
+    return json();
+  }
+  json out = {{"identity", progress["identity"]}, {"done", json::object()}};
+  for (const auto& o : outcomes) {
+    const json& done = progress["done"];
+    if (!done.contains(o.item.key()) || !done[o.item.key()].is_object() ||
+        done[o.item.key()].value("run_id", std::int64_t{0}) != o.run_id) {
+      return json();
+    }
+    out["done"][o.item.key()] = done[o.item.key()];
+  }
+  return out;
+}
+
+json read_bundle_progress(const std::filesystem::path& bundle) {
+  const auto results = read_file_if_exists(bundle / "results.json");
+  const json summary =
+      results ? json::parse(*results, nullptr, /*allow_exceptions=*/false) : json();
+  if (!summary.is_object() || !summary.contains("rows") || !summary["rows"].is_array()) {
+    return json();  // a run's bundle, or a trajectory's: no portfolio to continue
+  }
+  const std::filesystem::path file = bundle / bundle_progress_name;
+  const auto bytes = read_file_if_exists(file);
+  if (!bytes) {
+    BLASTER_INPUT_ERROR(
+        "{}: a portfolio's bundle without {} (written before bundles carried their portfolio's "
+        "progress), so its cases could not continue the portfolio here and it is not merged; "
+        "to show or compare its runs, merge the run bundles under its runs/ that verify alone",
+        bundle.string(), bundle_progress_name);
+  }
+  const json progress = json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  // Its suite's name becomes a file name in the home.
+  const std::string name = is_progress(progress) && progress["identity"].contains("suite") &&
+                                   progress["identity"]["suite"].is_string()
+                               ? progress["identity"]["suite"].get<std::string>()
+                               : std::string();
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    BLASTER_INPUT_ERROR("{}: not a portfolio's progress (its identity names no suite)",
+                        file.string());
+  }
+  return progress;
+}
+
+progress_merge merge_bundle_progress(store& records, const std::filesystem::path& bundle,
+                                     const json& progress) {
+  progress_merge out;
+  if (progress.is_null()) return out;
+  merge_progress(records, progress["identity"]["suite"].get<std::string>() + ".progress.json",
+                 progress, bundle, out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -126,9 +127,33 @@ struct progress_merge {
 
 // Adds the finished items of every portfolio recorded in `source` (its
 // portfolio/<suite>.progress.json) to the same suite's progress of `records`' home, after
-// merge_home brought their runs over: an item whose run is not there, one recorded here by
-// another run, and a progress file of another suite version or protocol are conflicts, named and
-// left out. A portfolio started again in the merged home resumes every merged item.
+// merge_home brought their runs over: an item whose run is not there (or is another run of that
+// id), one recorded here by another run, and a progress file of another suite version or
+// protocol are conflicts, named and left out. A portfolio started again in the merged home
+// resumes every merged item.
 progress_merge merge_portfolio_progress(store& records, const std::filesystem::path& source);
+
+// The file of a portfolio's bundle that carries its progress, so that a home that merges the
+// bundle continues the portfolio: {"identity", "done"} as <home>/portfolio/<suite>.progress.json
+// holds them, with the done items of the bundle's rows alone.
+inline constexpr std::string_view bundle_progress_name = "progress.json";
+
+// What a bundle of `outcomes` carries as its progress: the identity of the suite's progress in
+// records' home and each outcome's entry there (its run, report, sources' digest and device).
+// Null where that progress does not name every outcome's run.
+nlohmann::json portfolio_bundle_progress(const store& records, const suite& s,
+                                         const std::vector<portfolio_outcome>& outcomes);
+
+// A portfolio bundle's progress, read before anything of the bundle is merged: null for a bundle
+// that is not a portfolio's (its results.json has no rows); an input_error for a portfolio's
+// bundle without one (written before bundles carried it), since its items could not continue the
+// portfolio, or with one that is not a suite's progress.
+nlohmann::json read_bundle_progress(const std::filesystem::path& bundle);
+
+// Adds the done items of a portfolio bundle's progress (read_bundle_progress) to the suite's
+// progress of records' home, after merge_bundle brought their runs over, by the rules of
+// merge_portfolio_progress.
+progress_merge merge_bundle_progress(store& records, const std::filesystem::path& bundle,
+                                     const nlohmann::json& progress);
 
 }  // namespace blaster

@@ -328,7 +328,62 @@ TEST_F(StoreCli, MergeBringsShardsOverAndNamesConflicts) {
   fs::create_directories(dir_.path() / "not-a-home");
   r = run("merge not-a-home");
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_TRUE(contains(r.err, "is not a blaster home")) << r.err;
+  EXPECT_TRUE(contains(r.err, "is neither a blaster home")) << r.err;
+}
+
+// blaster merge BUNDLE: a reviewer loads a run's bundle into a home of their own and shows it;
+// a bundle that does not verify is refused with its problems named and nothing written; a run
+// bundle of the checked-in portfolio, written by an earlier schema, loads and exports its report
+// as it was; the portfolio's own bundle, which predates progress.json, is refused for that.
+TEST_F(StoreCli, MergeTakesAnEvidenceBundle) {
+  const auto runs = record_runs();
+  ASSERT_EQ(run("export 2 --out bundle").exit_code, 0);
+  auto in = [&](const std::string& home, const std::string& args) {
+    return run_blaster(dir_.path(), dir_.path() / home, args, dir_.path() / "stderr.txt");
+  };
+  auto r = in("reviewer", "merge bundle --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out).at("merged").at(0);
+  EXPECT_EQ(j.at("kind"), "bundle");
+  EXPECT_EQ(j.at("runs_added"), 1);
+  EXPECT_EQ(j.at("objects_added"), 10);  // the report among them
+  EXPECT_EQ(j.at("portfolio_items_added"), 0);
+  r = in("reviewer", "show 2");
+  EXPECT_TRUE(contains(r.out, "softmax")) << r.out;
+  EXPECT_TRUE(contains(r.out, runs[1].report_sha256)) << r.out;
+  r = in("reviewer", "merge bundle");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "bundle (bundle): 0 runs added, 1 already here, 0 objects")) << r.out;
+
+  fs::copy(dir_.path() / "bundle", dir_.path() / "changed", fs::copy_options::recursive);
+  const std::string object = "objects/" + runs[1].fast_cubin_sha256;
+  std::string bytes = read_file(dir_.path() / "changed" / object);
+  bytes[0] ^= 1;
+  write_file_atomically(dir_.path() / "changed" / object, bytes);
+  r = in("refused", "merge bundle changed");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "changed: the bundle does not verify (changed " + object)) << r.err;
+  EXPECT_FALSE(fs::exists(dir_.path() / "refused")) << "a refused merge wrote the home";
+
+  const fs::path v1 = fs::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1";
+  r = in("v1", "merge '" + (v1 / "runs" / "004-matvec-canonical").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_EQ(in("v1", "export 3 --out v1-again").exit_code, 0);
+  EXPECT_EQ(read_file(dir_.path() / "v1-again" / "results.json"),
+            read_file(v1 / "runs" / "004-matvec-canonical" / "results.json"));
+  for (const auto& entry :
+       fs::directory_iterator(v1 / "runs" / "004-matvec-canonical" / "objects")) {
+    EXPECT_TRUE(fs::exists(dir_.path() / "v1-again" / "objects" / entry.path().filename()))
+        << entry.path();
+  }
+  r = in("v1-portfolio", "merge '" + v1.string() + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "a portfolio's bundle without progress.json")) << r.err;
+  EXPECT_FALSE(fs::exists(dir_.path() / "v1-portfolio"));
+
+  r = run("merge --help");
+  EXPECT_TRUE(contains(r.out, "A source may be an evidence bundle")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Exit status: 0")) << r.out;
 }
 
 // The evidence checked in with the project: real H200 portfolios (core10, and every other bundle

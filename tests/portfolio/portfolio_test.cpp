@@ -28,8 +28,10 @@
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
 #include "evidence/run_catalog.hpp"
+#include "evidence/sha256sums.hpp"
 #include "evidence/store.hpp"
 #include "evidence/store_merge.hpp"
+#include "portfolio/merge_source.hpp"
 #include "portfolio/portfolio_figure.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
@@ -1156,6 +1158,232 @@ TEST(PortfolioTables, AnEntryIsTheFastestConfigurationItsRunConfirmed) {
             "entry 16: run 7 did not confirm swiglu_packs[VEC=2] (screened out)");
   EXPECT_EQ(problems_of("4", 4.0, "28672"),
             "entry 16: run 7 timed I=14336, the table's shape has 28672");
+}
+
+// The fake bench, with the device and a candidate's source and samples recorded as a run records
+// them: the runs' bundles then cite objects, kept in the portfolio's objects/.
+struct recording_bench {
+  fake_bench inner;
+
+  bench_report operator()(const bench_options& o, store& records, warm_bench& warm) {
+    bench_report r = inner(o, records, warm);
+    records.set_run_device(r.run_id,
+                           records.record_device(device_fingerprint{.name = "NVIDIA H200",
+                                                                    .uuid = "GPU-test",
+                                                                    .compute_capability = "9.0",
+                                                                    .arch = "sm_90a"}));
+    records.record_variant_result(
+        r.run_id,
+        variant_result_record{.candidate = "fast",
+                              .variant = "fast",
+                              .case_name = o.timed_case,
+                              .status = "passed",
+                              .source_sha256 = records.cas().put("// fast " + o.task),
+                              .samples_sha256 = records.cas().put("samples of " + o.command),
+                              .metrics = {{"time_us", inner.candidate_us}}});
+    return r;
+  }
+};
+
+// SHA256SUMS computed again over the files it lists that are still there, as a forger would.
+void resum(const fs::path& bundle) {
+  std::vector<sha256sums_entry> manifest;
+  for (auto& entry : parse_sha256sums(read_file(bundle / "SHA256SUMS"))) {
+    if (!fs::exists(bundle / entry.path)) continue;
+    entry.sha256 = sha256_file_hex(bundle / entry.path);
+    manifest.push_back(std::move(entry));
+  }
+  write_file_atomically(bundle / "SHA256SUMS", format_sha256sums(manifest));
+}
+
+// Each file of a bundle by its digest, as its SHA256SUMS lists them.
+std::map<std::string, std::string> manifest_of(const fs::path& bundle) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : parse_sha256sums(read_file(bundle / "SHA256SUMS"))) {
+    out[entry.path] = entry.sha256;
+  }
+  return out;
+}
+
+// A session ends with a bundle of what it recorded, and its machine and home are gone: the next
+// session merges the bundle into a home of its own, writes the same bundle again with nothing
+// benched, and the portfolio resumes after the bundle's cases instead of redoing them.
+TEST_F(Portfolio, APortfolioBundleContinuesThePortfolioInAnotherHome) {
+  const suite s = two_tasks();
+  portfolio_options recorded = options_at();
+  recorded.recorded_only = true;
+  auto write_recorded = [&](store& records, const fs::path& out) {
+    fake_bench none;
+    const auto outcomes = run_portfolio(s, recorded, records, std::ref(none));
+    EXPECT_TRUE(none.asked.empty());
+    write_portfolio_bundle(
+        records, s, outcomes,
+        summarize_portfolio(s, outcomes, json(), items_not_run(s, recorded, outcomes)), json(), out,
+        nullptr);
+    return outcomes;
+  };
+  std::vector<portfolio_outcome> first;
+  {
+    store session(dir_ / "session1");
+    recording_bench bench;
+    bench.inner.fail_at = "rmsnorm/canonical";  // the session ends there
+    EXPECT_THROW(static_cast<void>(run_portfolio(s, options_at(), session, std::ref(bench))),
+                 std::runtime_error);
+    first = write_recorded(session, dir_ / "bundle1");
+  }
+  fs::remove_all(dir_ / "session1");
+  ASSERT_EQ(first.size(), 2U);
+  ASSERT_TRUE(fs::is_regular_file(dir_ / "bundle1" / bundle_progress_name));
+  const bundle_verification v = verify_evidence_bundle(dir_ / "bundle1", nullptr);
+  EXPECT_TRUE(v.ok()) << (v.problems.empty() ? ""
+                                             : v.problems[0].path + ": " + v.problems[0].detail);
+
+  store next(dir_ / "session2");
+  const merge_source source = check_merge_source(dir_ / "bundle1", {});
+  EXPECT_EQ(source.kind, merge_source_kind::bundle);
+  const source_merge m = merge_checked_source(next, source);
+  EXPECT_EQ(m.runs.runs_added, 2);
+  EXPECT_GT(m.runs.objects_added, 2);
+  EXPECT_EQ(m.progress.items_added, 2);
+  EXPECT_TRUE(m.runs.conflicts.empty());
+  EXPECT_TRUE(m.progress.conflicts.empty()) << m.progress.conflicts.front();
+
+  // Written again from the merged home, with nothing benched: the same bundle, byte for byte.
+  const auto again = write_recorded(next, dir_ / "bundle2");
+  ASSERT_EQ(again.size(), 2U);
+  for (std::size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].run_id, first[i].run_id);
+  EXPECT_EQ(read_file(dir_ / "bundle2/SHA256SUMS"), read_file(dir_ / "bundle1/SHA256SUMS"));
+
+  // Merging it again changes nothing.
+  const source_merge twice = merge_checked_source(next, check_merge_source(dir_ / "bundle1", {}));
+  EXPECT_EQ(twice.runs.runs_added, 0);
+  EXPECT_EQ(twice.runs.runs_present, 2);
+  EXPECT_EQ(twice.runs.objects_added, 0);
+  EXPECT_EQ(twice.progress.items_added, 0);
+  EXPECT_TRUE(twice.runs.conflicts.empty());
+  EXPECT_TRUE(twice.progress.conflicts.empty());
+
+  // The portfolio resumes after the bundle's cases: only the one the first session left is run.
+  recording_bench rest;
+  const auto all = run_portfolio(s, options_at(), next, std::ref(rest));
+  EXPECT_EQ(rest.inner.asked, std::vector<std::string>{"rmsnorm/canonical task's mode"});
+  ASSERT_EQ(all.size(), 3U);
+  EXPECT_TRUE(all[0].resumed);
+  EXPECT_TRUE(all[1].resumed);
+  EXPECT_FALSE(all[2].resumed);
+  EXPECT_EQ(all[0].run_id, first[0].run_id);
+  EXPECT_EQ(all[1].run_id, first[1].run_id);
+  write_portfolio_bundle(next, s, all, summarize_portfolio(s, all, json()), json(), dir_ / "whole",
+                         nullptr);
+  EXPECT_TRUE(verify_evidence_bundle(dir_ / "whole", nullptr).ok());
+}
+
+// The bundle that the benching portfolio wrote, merged and written again: the only bytes that
+// differ are the rows' "resumed", false where the first portfolio benched the case and true where
+// the second took it from its home, which is what each portfolio did.
+TEST_F(Portfolio, APortfolioBundleWrittenAgainDiffersOnlyInWhatWasResumed) {
+  const suite s = two_tasks();
+  {
+    store session(dir_ / "session1");
+    recording_bench bench;
+    const auto outcomes = run_portfolio(s, options_at(), session, std::ref(bench));
+    write_portfolio_bundle(session, s, outcomes, summarize_portfolio(s, outcomes, json()), json(),
+                           dir_ / "bundle1", nullptr);
+  }
+  store next(dir_ / "session2");
+  const source_merge m = merge_checked_source(next, check_merge_source(dir_ / "bundle1", {}));
+  EXPECT_EQ(m.progress.items_added, 3);
+  portfolio_options recorded = options_at();
+  recorded.recorded_only = true;
+  fake_bench none;
+  const auto outcomes = run_portfolio(s, recorded, next, std::ref(none));
+  write_portfolio_bundle(next, s, outcomes, summarize_portfolio(s, outcomes, json()), json(),
+                         dir_ / "bundle2", nullptr);
+
+  const auto before = manifest_of(dir_ / "bundle1");
+  const auto after = manifest_of(dir_ / "bundle2");
+  ASSERT_EQ(before.size(), after.size());
+  std::vector<std::string> differ;
+  for (const auto& [path, digest] : before) {
+    if (after.at(path) != digest) differ.push_back(path);
+  }
+  EXPECT_EQ(differ, std::vector<std::string>{"results.json"});
+  std::string text = read_file(dir_ / "bundle1/results.json");
+  EXPECT_EQ(json::parse(text).at("rows").size(), 3U);
+  for (std::size_t at = text.find("\"resumed\": false"); at != std::string::npos;
+       at = text.find("\"resumed\": false", at)) {
+    text.replace(at, std::string("\"resumed\": false").size(), "\"resumed\": true");
+  }
+  EXPECT_EQ(text, read_file(dir_ / "bundle2/results.json"));
+}
+
+// A bundle's run whose id names another run here is left out, and so is its case: the home's
+// progress never names a run it holds as another's record.
+TEST_F(Portfolio, ABundlesCaseWhoseRunIdNamesAnotherRunHereIsLeftOut) {
+  const suite s = two_tasks();
+  {
+    store session(dir_ / "session1");
+    recording_bench bench;
+    const auto outcomes = run_portfolio(s, options_at(), session, std::ref(bench));
+    write_portfolio_bundle(session, s, outcomes, summarize_portfolio(s, outcomes, json()), json(),
+                           dir_ / "bundle1", nullptr);
+  }
+  store other(dir_ / "other");
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t run = other.begin_run("blaster bench --task gelu", "gelu", "");
+    other.finish_run(run, "completed", other.cas().put(fmt::format("report {}", i)));
+  }
+  const source_merge m = merge_checked_source(other, check_merge_source(dir_ / "bundle1", {}));
+  EXPECT_EQ(m.runs.runs_added, 0);
+  EXPECT_EQ(m.runs.conflicts.size(), 3U);
+  EXPECT_EQ(m.progress.items_added, 0);
+  ASSERT_EQ(m.progress.conflicts.size(), 3U);
+  EXPECT_NE(m.progress.conflicts[0].find("its run 1 did not come over"), std::string::npos)
+      << m.progress.conflicts[0];
+  fake_bench bench;
+  static_cast<void>(run_portfolio(s, options_at(), other, std::ref(bench)));
+  EXPECT_EQ(bench.asked.size(), 3U) << "a case was taken for another run's";
+}
+
+// A portfolio's bundle must say what its progress needs: one without progress.json (an earlier
+// blaster's) is refused for its reason, and one whose progress.json names other runs than its
+// rows fails verify, and is refused for that.
+TEST_F(Portfolio, ABundleWithoutItsProgressOrWithAForgedOneIsRefused) {
+  const suite s = two_tasks();
+  {
+    store session(dir_ / "session1");
+    recording_bench bench;
+    const auto outcomes = run_portfolio(s, options_at(), session, std::ref(bench));
+    write_portfolio_bundle(session, s, outcomes, summarize_portfolio(s, outcomes, json()), json(),
+                           dir_ / "bundle1", nullptr);
+  }
+  auto refusal = [&](const fs::path& bundle) {
+    try {
+      static_cast<void>(check_merge_source(bundle, {}));
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const fs::path old = dir_ / "old";
+  fs::copy(dir_ / "bundle1", old, fs::copy_options::recursive);
+  fs::remove(old / bundle_progress_name);
+  resum(old);
+  EXPECT_TRUE(verify_evidence_bundle(old, nullptr).ok()) << "as the bundles before it verify";
+  EXPECT_NE(refusal(old).find("a portfolio's bundle without progress.json"), std::string::npos)
+      << refusal(old);
+
+  const fs::path forged = dir_ / "forged";
+  fs::copy(dir_ / "bundle1", forged, fs::copy_options::recursive);
+  json progress = json::parse(read_file(forged / bundle_progress_name));
+  progress["done"]["relu/large"]["run_id"] = 1;  // relu canonical's run
+  write_file_atomically(forged / bundle_progress_name, progress.dump(1) + "\n");
+  resum(forged);
+  const bundle_verification v = verify_evidence_bundle(forged, nullptr);
+  ASSERT_EQ(v.problems.size(), 1U);
+  EXPECT_EQ(v.problems[0].kind, bundle_problem_kind::claim);
+  EXPECT_NE(v.problems[0].detail.find("relu/large is"), std::string::npos) << v.problems[0].detail;
+  EXPECT_NE(refusal(forged).find("claim progress.json"), std::string::npos) << refusal(forged);
 }
 
 }  // namespace
