@@ -21,13 +21,18 @@
 #                                         kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
 #                                         `tar xf tuned.tar.gz` in the checkout on the build
 #                                         machine takes the tables in
-#   scripts/gpu_check.sh infer i/N [TAR]  shard i of N of `blaster portfolio --suite infer
-#                                         --all-params` for at most $LIMIT seconds (default 540),
-#                                         its home in $OUT/infer-i.tar.gz; given that file again, a
-#                                         stopped shard resumes at the case it was in. On the build
-#                                         machine, `blaster merge` the shards' homes, `tune
-#                                         --from-runs` the tables, then `portfolio --recorded
-#                                         --all-params --tables`
+#   scripts/gpu_check.sh infer i/N|all [SEED]
+#                                         shard i of N (or the whole suite) of `blaster portfolio
+#                                         --suite infer` for at most $LIMIT seconds (default 540),
+#                                         its home in $OUT/infer-i.tar.gz (infer-all.tar.gz). SEED
+#                                         is that file from an earlier call, or a portfolio bundle
+#                                         (a checked-in partial one, say), merged into the fresh
+#                                         home: the portfolio resumes after the cases it holds. On
+#                                         the build machine, `blaster merge` the homes, then
+#                                         `portfolio --suite infer --recorded` writes the bundle.
+#                                         ALL_PARAMS=1 times every configuration, for a GPU with
+#                                         no tuned tables: then `tune --from-runs` the tables, and
+#                                         `portfolio --recorded --all-params --tables`
 #
 # Results go to $OUT (default ./gpu-check), one JSON per bench, and a table per step on stdout.
 set -euo pipefail
@@ -215,17 +220,26 @@ print(",".join(cases))' \
     done
     ;;
   infer)
-    shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4"}
+    shard=${1:?"gpu_check.sh infer: name the shard, e.g. 1/4, or all"}
+    seed=${2:-}
     i=${shard%%/*}
     work=$(mktemp -d)
     home=$work/home
     mkdir "$home"
-    [[ -n ${2:-} ]] && tar xf "$2" -C "$home"
+    if [[ -d $seed ]]; then
+      build/blaster --home "$home" merge "$seed"
+    elif [[ -n $seed ]]; then
+      tar xf "$seed" -C "$home"
+    fi
+    args=(--suite infer)
+    [[ $shard == all ]] || args+=(--shard "$shard")
+    # The runs the bundle's tables come from, where this GPU has none: every configuration timed,
+    # whatever a table names.
+    [[ ${ALL_PARAMS:-0} == 1 ]] && args+=(--all-params)
     # Stopped at its limit, the portfolio resumes from its store when started again. The shard's
     # own bundle stays behind: the merged home writes the whole one.
-    # Every configuration timed, whatever a table names: the runs the bundle's tables come from.
-    timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio --suite infer --shard "$shard" \
-      --all-params --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
+    timeout "${LIMIT:-540}" build/blaster --home "$home" portfolio "${args[@]}" \
+      --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
     tar czf "$out/infer-$i.tar.gz" -C "$home" .
     grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
     ;;
