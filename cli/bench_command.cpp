@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/case_summary.hpp"
-#include "benchmarking/result_printer.hpp"
-#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/report/case_summary.hpp"
+#include "benchmarking/report/result_printer.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/comparison_table.hpp"
-#include "benchmarking/run_comparison.hpp"
-#include "benchmarking/run_reference.hpp"
+#include "benchmarking/compare/comparison_table.hpp"
+#include "benchmarking/compare/run_comparison.hpp"
+#include "benchmarking/compare/run_reference.hpp"
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "evidence/store.hpp"

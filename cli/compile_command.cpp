@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/result_printer.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/report/result_printer.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "optimize/attempt.hpp"
 #include "optimize/protocol.hpp"
 

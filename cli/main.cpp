@@ -9,7 +9,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "benchmarking/gate_worker.hpp"
+#include "benchmarking/worker/gate_worker.hpp"
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "core/compile_sandbox.hpp"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/candidate.hpp"
+#include "benchmarking/candidate/candidate.hpp"
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/judge_flags.hpp"

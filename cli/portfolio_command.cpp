@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/gpu_lanes.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/gpu_lanes.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/task_flags.hpp"

@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/profile_table.hpp"
+#include "benchmarking/profile/profile_table.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"

@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/case_summary.hpp"
+#include "benchmarking/report/case_summary.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "cli/cli_context.hpp"
 #include "evidence/result_table.hpp"
 

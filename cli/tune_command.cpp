@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "benchmarking/tuned_lookup.hpp"
+#include "benchmarking/tuned/tuned_lookup.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"

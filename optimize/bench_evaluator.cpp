@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/gate_protocol.hpp"
+#include "benchmarking/worker/gate_protocol.hpp"
 
 namespace blaster {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
 #include "optimize/optimize_loop.hpp"
 
 namespace blaster {

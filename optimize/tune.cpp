@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "benchmarking/candidate.hpp"
-#include "benchmarking/tuned_lookup.hpp"
-#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
+#include "benchmarking/tuned/tuned_lookup.hpp"
 #include "core/error.hpp"
 #include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/case_summary.hpp"
-#include "benchmarking/statistics.hpp"
-#include "benchmarking/tuned_table.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/report/case_summary.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/statistics/statistics.hpp"
+#include "benchmarking/tuned/tuned_table.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/statistics.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/statistics/statistics.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/statistics.hpp"
+#include "benchmarking/statistics/statistics.hpp"
 #include "portfolio/detail/figure_cases.hpp"
 #include "portfolio/detail/svg_text.hpp"
 #include "portfolio/portfolio_report.hpp"

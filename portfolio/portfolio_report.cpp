@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/statistics.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/statistics/statistics.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/evidence_bundle.hpp"

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "benchmarking/candidate.hpp"
-#include "benchmarking/result_printer.hpp"
-#include "benchmarking/tuned_lookup.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/report/result_printer.hpp"
+#include "benchmarking/tuned/tuned_lookup.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"

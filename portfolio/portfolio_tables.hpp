@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/tuned_table.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/tuned/tuned_table.hpp"
 #include "evidence/bundle_verifier.hpp"
 #include "portfolio/portfolio_runner.hpp"
 

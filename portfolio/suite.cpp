@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/kernel_timer.hpp"
+#include "benchmarking/timing/kernel_timer.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json_reader.hpp"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_report.hpp"
+#include "benchmarking/report/bench_report.hpp"
 
 namespace blaster::detail {
 

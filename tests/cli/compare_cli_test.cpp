@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_report.hpp"
-#include "benchmarking/run_record.hpp"
+#include "benchmarking/report/bench_report.hpp"
+#include "benchmarking/report/run_record.hpp"
 #include "cli/run_blaster.hpp"
 #include "evidence/store.hpp"
 #include "store/store_test_support.hpp"

@@ -17,8 +17,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/sanitizer_pass.hpp"
+#include "benchmarking/gate/sanitizer_pass.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
 #include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
 

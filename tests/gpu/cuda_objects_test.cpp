@@ -5,11 +5,11 @@
 #include <cstring>
 #include <numeric>
 
-#include "benchmarking/pattern_fill.hpp"
-#include "benchmarking/stream_hold.hpp"
+#include "benchmarking/timing/pattern_fill.hpp"
+#include "benchmarking/timing/stream_hold.hpp"
 #include "core/cuda_context.hpp"
-#include "core/cuda_stream.hpp"
 #include "core/cuda_module.hpp"
+#include "core/cuda_stream.hpp"
 #include "core/device_buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/nvrtc_compiler.hpp"

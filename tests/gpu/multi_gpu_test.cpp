@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/gpu_lanes.hpp"
-#include "benchmarking/warm_bench.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/gpu_lanes.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"

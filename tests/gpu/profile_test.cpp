@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/counter_stage.hpp"
-#include "benchmarking/profile_table.hpp"
+#include "benchmarking/profile/counter_stage.hpp"
+#include "benchmarking/profile/profile_table.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
 #include "profiling/counters.hpp"

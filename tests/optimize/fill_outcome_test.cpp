@@ -2,7 +2,7 @@
 // end, which one session cannot give, and a step without a speedup says why.
 #include <gtest/gtest.h>
 
-#include "benchmarking/bench_report.hpp"
+#include "benchmarking/report/bench_report.hpp"
 #include "optimize/attempt.hpp"
 #include "optimize/bench_evaluator.hpp"
 

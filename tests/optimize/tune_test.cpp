@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/candidate.hpp"
-#include "benchmarking/tuned_table.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/tuned/tuned_table.hpp"
 #include "core/error.hpp"
 #include "evidence/store.hpp"
 #include "temp_home.hpp"

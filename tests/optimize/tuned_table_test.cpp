@@ -1,4 +1,4 @@
-#include "benchmarking/tuned_table.hpp"
+#include "benchmarking/tuned/tuned_table.hpp"
 
 #include <gtest/gtest.h>
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarking/result_printer.hpp"
+#include "benchmarking/report/result_printer.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"

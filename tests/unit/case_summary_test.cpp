@@ -1,6 +1,6 @@
 // `bench --cases`: each variant's speedups over the timed cases and their weighted geometric
 // mean, from one report per case; and the weight a case takes from task.json.
-#include "benchmarking/case_summary.hpp"
+#include "benchmarking/report/case_summary.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,8 +17,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/candidate.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "core/file_io.hpp"
 #include "core/worker_process.hpp"
 #include "evidence/store.hpp"

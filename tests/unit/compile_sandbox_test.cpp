@@ -19,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/candidate.hpp"
+#include "benchmarking/candidate/candidate.hpp"
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/file_confinement.hpp"

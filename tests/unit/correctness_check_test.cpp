@@ -1,4 +1,4 @@
-#include "benchmarking/correctness_check.hpp"
+#include "benchmarking/gate/correctness_check.hpp"
 
 #include <gtest/gtest.h>
 

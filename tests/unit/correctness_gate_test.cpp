@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/correctness_gate.hpp"
-#include "benchmarking/error_histogram.hpp"
-#include "benchmarking/gate_protocol.hpp"
-#include "benchmarking/reason_code.hpp"
+#include "benchmarking/gate/correctness_gate.hpp"
+#include "benchmarking/gate/detail/error_histogram.hpp"
+#include "benchmarking/gate/reason_code.hpp"
+#include "benchmarking/worker/gate_protocol.hpp"
 #include "core/error.hpp"
 #include "core/mapped_file.hpp"
 #include "core/sha256.hpp"

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "benchmarking/gate_data.hpp"
+#include "benchmarking/gate/gate_data.hpp"
 #include "tasks/reference.hpp"
 #include "tasks/task_spec.hpp"
 

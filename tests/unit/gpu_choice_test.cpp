@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "benchmarking/gpu_choice.hpp"
-#include "benchmarking/worker_result.hpp"
+#include "benchmarking/runner/gpu_choice.hpp"
+#include "benchmarking/worker/worker_result.hpp"
 #include "core/device_lock.hpp"
 #include "core/error.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/gpu_lanes.hpp"
+#include "benchmarking/runner/gpu_lanes.hpp"
 #include "core/cuda_driver.hpp"
 #include "core/error.hpp"
 

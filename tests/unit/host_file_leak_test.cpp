@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "core/file_io.hpp"
 #include "core/nvrtc_compiler.hpp"
 #include "evidence/store.hpp"

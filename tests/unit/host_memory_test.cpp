@@ -1,4 +1,4 @@
-#include "benchmarking/worker/worker_context.hpp"
+#include "benchmarking/worker/detail/worker_context.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>

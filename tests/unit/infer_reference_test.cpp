@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "benchmarking/gate_data.hpp"
+#include "benchmarking/gate/gate_data.hpp"
 #include "core/dtype.hpp"
 #include "tasks/reference.hpp"
 #include "tasks/task_spec.hpp"

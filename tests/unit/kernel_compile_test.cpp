@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "benchmarking/candidate.hpp"
-#include "benchmarking/kernel_binding.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/candidate/kernel_binding.hpp"
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"

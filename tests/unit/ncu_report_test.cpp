@@ -6,13 +6,13 @@
 #include <regex>
 #include <stdexcept>
 
-#include "benchmarking/device_compare.hpp"
-#include "benchmarking/instruction_flush.hpp"
-#include "benchmarking/kernel_binding.hpp"
-#include "benchmarking/l2_flush.hpp"
-#include "benchmarking/pattern_fill.hpp"
-#include "benchmarking/sm_clock_probe.hpp"
-#include "benchmarking/stream_hold.hpp"
+#include "benchmarking/candidate/kernel_binding.hpp"
+#include "benchmarking/profile/instruction_flush.hpp"
+#include "benchmarking/timing/device_compare.hpp"
+#include "benchmarking/timing/l2_flush.hpp"
+#include "benchmarking/timing/pattern_fill.hpp"
+#include "benchmarking/timing/sm_clock_probe.hpp"
+#include "benchmarking/timing/stream_hold.hpp"
 
 namespace blaster {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchmarking/pattern_fill.hpp"
+#include "benchmarking/timing/pattern_fill.hpp"
 
 #include <gtest/gtest.h>
 

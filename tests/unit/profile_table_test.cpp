@@ -1,8 +1,8 @@
-#include "benchmarking/profile_table.hpp"
+#include "benchmarking/profile/profile_table.hpp"
 
 #include <gtest/gtest.h>
 
-#include "benchmarking/counter_stage.hpp"
+#include "benchmarking/profile/counter_stage.hpp"
 #include "profiling/counters.hpp"
 
 namespace blaster {

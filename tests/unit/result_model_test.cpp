@@ -1,13 +1,13 @@
 // The result model: every type has one JSON form that reads back to itself, and the reports the
 // previous release wrote (the checked-in core10 bundle's) read into it.
-#include "benchmarking/bench_report.hpp"
+#include "benchmarking/report/bench_report.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 
-#include "benchmarking/worker_result.hpp"
+#include "benchmarking/worker/worker_result.hpp"
 #include "core/file_io.hpp"
 
 namespace blaster {

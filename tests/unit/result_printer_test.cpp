@@ -1,10 +1,10 @@
-#include "benchmarking/result_printer.hpp"
+#include "benchmarking/report/result_printer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "benchmarking/bench_runner.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 
 namespace blaster {
 namespace {

@@ -1,10 +1,10 @@
 // The roofline's floors and the checks built on them, with ceilings of known value: what makes a
 // time possible, and what makes a launch's work depend on its outputs.
-#include "benchmarking/roofline.hpp"
+#include "benchmarking/ceilings/roofline.hpp"
 
 #include <gtest/gtest.h>
 
-#include "benchmarking/output_dependence.hpp"
+#include "benchmarking/timing/output_dependence.hpp"
 
 namespace blaster {
 namespace {

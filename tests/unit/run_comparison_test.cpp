@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "benchmarking/comparison_table.hpp"
-#include "benchmarking/run_comparison.hpp"
+#include "benchmarking/compare/comparison_table.hpp"
+#include "benchmarking/compare/run_comparison.hpp"
 #include "core/error.hpp"
 
 namespace blaster {

@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "benchmarking/run_record.hpp"
-#include "benchmarking/variant_metrics.hpp"
+#include "benchmarking/report/run_record.hpp"
+#include "benchmarking/report/variant_metrics.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {

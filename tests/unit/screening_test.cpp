@@ -2,7 +2,7 @@
 // fastest candidates go on; the others keep the one session they had, marked screened.
 #include <gtest/gtest.h>
 
-#include "benchmarking/screening.hpp"
+#include "benchmarking/runner/detail/screening.hpp"
 
 namespace blaster {
 namespace {

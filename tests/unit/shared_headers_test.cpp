@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/candidate.hpp"
+#include "benchmarking/candidate/candidate.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "core/cas_store.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"

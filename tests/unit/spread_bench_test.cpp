@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarking/bench_runner.hpp"
-#include "benchmarking/warm_bench.hpp"
-#include "benchmarking/worker_result.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
+#include "benchmarking/runner/warm_bench.hpp"
+#include "benchmarking/worker/worker_result.hpp"
 #include "core/parallel_for.hpp"
 #include "evidence/database.hpp"
 #include "evidence/store.hpp"

@@ -1,4 +1,4 @@
-#include "benchmarking/statistics.hpp"
+#include "benchmarking/statistics/statistics.hpp"
 
 #include <gtest/gtest.h>
 

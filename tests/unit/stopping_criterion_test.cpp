@@ -1,4 +1,4 @@
-#include "benchmarking/stopping_criterion.hpp"
+#include "benchmarking/timing/detail/stopping_criterion.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <ostream>
 #include <vector>
 
-#include "benchmarking/statistics.hpp"
+#include "benchmarking/statistics/statistics.hpp"
 #include "core/error.hpp"
 
 namespace blaster {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "benchmarking/gate_data.hpp"
+#include "benchmarking/gate/gate_data.hpp"
 #include "tasks/reference.hpp"
 #include "tasks/task_spec.hpp"
 

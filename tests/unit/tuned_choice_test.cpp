@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "benchmarking/compile_stage.hpp"
-#include "benchmarking/tuned_lookup.hpp"
+#include "benchmarking/runner/detail/compile_stage.hpp"
+#include "benchmarking/tuned/tuned_lookup.hpp"
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/nvrtc_compiler.hpp"

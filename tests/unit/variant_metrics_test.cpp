@@ -1,6 +1,6 @@
-// Every metric of a variant is defined once, in benchmarking/variant_metrics.cpp, and from that
-// one definition appears in the bench table's formats, in the report's JSON and in the store.
-#include "benchmarking/variant_metrics.hpp"
+// Every metric of a variant is defined once, in benchmarking/report/variant_metrics.cpp, and from
+// that one definition appears in the bench table's formats, in the report's JSON and in the store.
+#include "benchmarking/report/variant_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "benchmarking/result_printer.hpp"
-#include "benchmarking/run_record.hpp"
+#include "benchmarking/report/result_printer.hpp"
+#include "benchmarking/report/run_record.hpp"
 #include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"

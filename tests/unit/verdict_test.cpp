@@ -1,4 +1,4 @@
-#include "benchmarking/verdict.hpp"
+#include "benchmarking/statistics/verdict.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,72 @@
+#pragma once
+
+// candidate/: a candidate file read, checked and compiled into its variants (candidate),
+// and each variant's launch plan bound to a task's buffers and symbols (kernel_binding).
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/compile_sandbox.hpp"
+#include "core/launch_plan.hpp"
+#include "core/nvrtc_compiler.hpp"
+#include "profiling/resource_report.hpp"
+
+namespace blaster {
+
+class compile_cache;
+
+// One configuration of a candidate: its params fixed, compiled for one architecture.
+struct candidate_variant {
+  std::string candidate;  // the file's stem: "init", "rmsnorm_vec_regs"
+  std::string label;      // "rmsnorm_vec_regs[VEC=4,BLOCK=128]", or the stem without params
+  std::map<std::string, std::string> params;
+  std::vector<std::string> kernels;  // per launch step, params substituted: "rows<4>"
+  compile_output compiled;
+  std::vector<kernel_resources> resources;  // per kernel, from the ptxas report
+};
+
+// A candidate file: its source, its plan (or why the file was refused) and its variants.
+struct candidate_file {
+  std::filesystem::path file;
+  std::string name;
+  std::string source;  // empty when the file is over the source size limit: it was not read
+  std::optional<launch_plan> plan;  // none when the file was refused before any compile
+  std::string plan_error;  // "file:line:col: ..." when the plan did not parse or is over a limit
+  // Why the source was refused before NVRTC ran: over the size limit, or an include that the
+  // include policy does not allow ("file:line:col: ...").
+  std::string compile_error;
+  std::vector<header_file> headers;  // the kernels/common headers it includes, by name
+  // SHA-256 of the source and those headers, by name and content (nvrtc_compiler.hpp); empty
+  // when the source was not read.
+  std::string sources_sha256;
+  std::vector<candidate_variant> variants;
+};
+
+// The project's shared headers, which a candidate includes as "common/NAME": kernels/common/.
+std::filesystem::path common_headers_folder(const std::filesystem::path& root);
+
+// init.cu of the task first (the baseline), then the given files (a folder stands for the .cu
+// files in it) or, when none are given, kernels/<task>/*.cu; folders are listed in name order.
+std::vector<std::filesystem::path> discover_candidates(
+    const std::filesystem::path& root, const std::string& task,
+    const std::vector<std::filesystem::path>& given);
+
+// Reads the file, parses its plan, checks the limits and the include policy, and digests the
+// sources: everything load_candidate does before it compiles, so no variant is filled in. A file
+// that fails a check has no plan and says why (compile_error, plan_error).
+candidate_file read_candidate(const std::filesystem::path& file, const compile_limits& limits = {},
+                              const std::filesystem::path& common_headers = {});
+
+// read_candidate, then compiles every params configuration in the compile sandbox, on at most one
+// thread per hardware thread. Nothing is compiled for a file that fails a check. The limits are
+// checked first: a file over the size limit is refused from its size, unread. A refusal, a bad plan
+// or a compile error is recorded in the result, not thrown: it is a verdict about the candidate.
+// `common_headers` is the kernels/common folder; empty: the candidate may include no shared header.
+candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
+                              compile_cache* cache, const compile_limits& limits = {},
+                              const std::filesystem::path& common_headers = {});
+
+}  // namespace blaster

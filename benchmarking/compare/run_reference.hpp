@@ -1,0 +1,26 @@
+#pragma once
+
+// How `blaster compare` names the two sides it compares, and the runs each name stands for.
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "benchmarking/compare/run_comparison.hpp"
+
+namespace blaster {
+
+// The runs that `reference` names, each with its report as the store recorded it:
+//   latest, 12          that run of the store at `home` (--home)
+//   DIR, DIR@12         a store folder (it holds blaster.db): that run, or with no @ (or
+//   DIR@latest          @latest) its latest run
+//   DIR                 an evidence bundle folder: a run's (its results.json is the run's
+//                       report), or one that holds run bundles in its sub-folders, such as a
+//                       portfolio's (runs/<id>-<task>-<case>/): every run under it, in the
+//                       order of their folders' names
+// A folder named like a run id is written as a path (./12). A missing folder, a run that is not
+// there, a run that recorded no report, and a report that does not parse are input_errors that
+// name the folder or run and say what to give instead. Reads only; nothing is created.
+std::vector<loaded_run> load_runs(std::string_view reference, const std::filesystem::path& home);
+
+}  // namespace blaster

@@ -1,0 +1,60 @@
+#include "benchmarking/worker/detail/launch_timer.hpp"
+
+#include <utility>
+
+#include "benchmarking/timing/output_dependence.hpp"
+
+namespace blaster::worker {
+
+launch_run::launch_run(const cuda::stream& stream, const launch_sequence& before,
+                       enqueue_fn between, const launch_sequence& timed, enqueue_fn each,
+                       bool as_graph)
+    : before_(before), between_(std::move(between)), timed_(timed), each_(std::move(each)) {
+  if (as_graph) {
+    graph_.emplace(stream, [this](CUstream s) {
+      enqueue_before(s);
+      timed_.enqueue(s);
+    });
+  }
+}
+
+void launch_run::enqueue_before(CUstream s) const {
+  for (int i = 0; i < runway_launches; ++i) {
+    if (each_) each_(s);
+    before_.enqueue(s);
+  }
+  if (between_) between_(s);
+  if (each_) each_(s);
+}
+
+double launch_timer::operator()(const launch_sequence& sequence, std::vector<double>* events) {
+  return timed([&] { sequence.enqueue(w_.stream.get()); }, 0, events);
+}
+
+double launch_timer::after(const stream_hold& hold, const launch_run& run) {
+  hold(hold_us, w_.stream.get());
+  if (const auto& graph = run.graph()) {
+    return timed([&] { graph->launch(w_.stream); }, run.earlier(), nullptr);
+  }
+  run.enqueue_before(w_.stream.get());
+  return timed([&] { run.timed().enqueue(w_.stream.get()); }, run.earlier(), nullptr);
+}
+
+double launch_timer::timed(const std::function<void()>& enqueue, std::size_t earlier,
+                           std::vector<double>* events) {
+  start_.record(w_.stream);
+  enqueue();
+  stop_.record(w_.stream);
+  const double event_us = 1000.0 * static_cast<double>(cuda::elapsed_ms(start_, stop_));
+  if (events != nullptr) events->push_back(event_us);
+  if (!recorded_) return event_us;
+  w_.stream.synchronize();
+  const std::vector<kernel_record> records = recorder_.take_records();
+  if (records.size() < earlier) return event_us;
+  double ns = 0.0;
+  for (std::size_t i = earlier; i < records.size(); ++i)
+    ns += static_cast<double>(records[i].end_ns - records[i].start_ns);
+  return one_launch_us(event_us, ns / 1000.0, records.size() - earlier, planned_);
+}
+
+}  // namespace blaster::worker
