@@ -298,7 +298,8 @@ int run_compile_child(const std::filesystem::path& dir) {
               }
               return std::nullopt;
             }};
-        static_cast<void>(resolve_includes(request.source, request.file_name, roots));
+        static_cast<void>(
+            resolve_includes(request.source, request.file_name, roots, request.defines));
       } catch (const input_error& e) {
         why = fmt::format("the include policy refused it in the compile sandbox: {}", e.what());
       }

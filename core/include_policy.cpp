@@ -35,8 +35,9 @@ std::function<std::optional<std::string>(std::string_view name)> common_headers_
 }
 
 std::vector<header_file> resolve_includes(std::string_view source, std::string_view file_name,
-                                          const include_roots& roots) {
-  return detail::scan_includes(source, file_name, roots);
+                                          const include_roots& roots,
+                                          std::span<const std::string> defines) {
+  return detail::scan_includes(source, file_name, roots, defines);
 }
 
 std::string check_preprocessor_inputs(const compile_request& request) {

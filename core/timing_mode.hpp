@@ -13,7 +13,7 @@ namespace blaster {
 inline constexpr double launch_bound_factor = 1.5;
 
 // How a sample is taken. Each mode is one row of traits below plus its sampler
-// (benchmarking/kernel_timer.cpp); everything else reads the traits.
+// (benchmarking/timing/kernel_timer.cpp); everything else reads the traits.
 enum class timing_mode { hot, cold, graph, single };
 
 inline constexpr std::size_t timing_mode_count = 4;

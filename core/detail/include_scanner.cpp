@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -36,11 +37,17 @@ bool is_header_name_char(char c) {
 // Walks one file and every common header it reaches.
 class include_scanner {
  public:
-  explicit include_scanner(const include_roots& roots) : roots_(roots) {
+  include_scanner(const include_roots& roots, std::span<const std::string> defines)
+      : roots_(roots) {
     std::error_code ec;
     for (const auto& dir : roots.toolkit) {
       auto canonical = std::filesystem::canonical(dir, ec);
       toolkit_.push_back(ec ? dir : canonical);
+    }
+    for (const auto& define : defines) {
+      const std::string name = define.substr(0, define.find('='));
+      defined_.try_emplace(name, fmt::format("the define {} (a param of the plan)", escaped(name)),
+                           "rename the param");
     }
   }
 
@@ -129,10 +136,44 @@ class include_scanner {
     }
     if (name == "include") {
       include_operand(file, hash, skip_gap(text, end));
+    } else if (name == "define" || name == "undef") {
+      macro_name(file, name, skip_gap(text, end));
     } else if (name == "include_next" || name == "import" || name == "embed") {
       file.fail(hash, fmt::format("#{} reads a file that the include policy cannot check; {}", name,
                                   allowed));
     }
+  }
+
+  // The macro a #define or #undef names, held against the identifiers that the names of
+  // macro-form includes in the toolkit headers reached are built from.
+  void macro_name(const scanned_file& file, const std::string& directive, std::size_t at) {
+    const std::string& text = file.text();
+    std::size_t end = at;
+    while (end < text.size() && is_identifier_char(text[end])) ++end;
+    if (text.compare(end, 2, "\\u") == 0 || text.compare(end, 2, "\\U") == 0) {
+      file.fail(end, fmt::format("the name after #{} is spelled with a universal character "
+                                 "name; spell macro names plainly",
+                                 directive));
+    }
+    const std::string macro = text.substr(at, end - at);
+    if (macro.empty()) return;
+    const auto [it, first] = defined_.try_emplace(
+        macro, fmt::format("{}: #{} {}", file.where(at), directive, escaped(macro)),
+        "rename the macro");
+    if (first) check_pinned(it->first);
+  }
+
+  // A macro the candidate defines that a reached toolkit header builds an include's name from.
+  void check_pinned(const std::string& macro) const {
+    const auto definition = defined_.find(macro);
+    const auto pin = pinned_.find(macro);
+    if (definition == defined_.end() || pin == pinned_.end()) return;
+    BLASTER_INPUT_ERROR(
+        "{}: {} reaches {}, which includes a header whose name is built from the macro {}; a "
+        "candidate that defines or undefines it could make that include name any file, so it "
+        "may not: {}",
+        definition->second.where, pin->second.header, pin->second.reached, escaped(macro),
+        definition->second.fix);
   }
 
   void include_operand(const scanned_file& file, std::size_t hash, std::size_t at) {
@@ -216,22 +257,25 @@ class include_scanner {
         file.fail(at,
                   fmt::format("{}: a symbolic link out of the CUDA toolkit; {}", shown, allowed));
       }
-      if (auto reached = reaches_macro_include(real, roots_.toolkit)) {
+      // thrust, and the parts of CUB that use it, name some headers by macros; left to the
+      // toolkit's own definitions those name the toolkit's files, so such a header is allowed
+      // where the candidate defines none of what the names are built from.
+      const macro_named_includes& named = macro_named_includes_of(real, roots_.toolkit);
+      if (named.header) {
         // Named as an include would name it: from the innermost toolkit folder that holds it.
-        const std::filesystem::path real_reached = *reached;
+        std::filesystem::path reached = *named.header;
         for (const auto& root : toolkit_) {
-          const auto relative = real_reached.lexically_relative(root);
-          if (is_within(real_reached, root) &&
-              std::distance(relative.begin(), relative.end()) <
-                  std::distance(reached->begin(), reached->end())) {
+          const auto relative = named.header->lexically_relative(root);
+          if (is_within(*named.header, root) && std::distance(relative.begin(), relative.end()) <
+                                                    std::distance(reached.begin(), reached.end())) {
             reached = relative;
           }
         }
-        file.fail(at, fmt::format("{}: it reaches {}, which includes a header named by macros; "
-                                  "a candidate that defines one of them makes it name any file, "
-                                  "so headers that reach such an include (thrust, and the parts "
-                                  "of CUB that use it) are not allowed; {}",
-                                  shown, reached->string(), allowed));
+        const pin here{.header = fmt::format("{} (included at {})", shown, file.where(at - 1)),
+                       .reached = reached.string()};
+        for (const auto& id : named.identifiers) {
+          if (pinned_.try_emplace(id, here).second) check_pinned(id);
+        }
       }
       return;
     }
@@ -321,9 +365,20 @@ class include_scanner {
     }
   }
 
+  struct definition {
+    std::string where;  // "cand.cu:3:9: #define detail", or which param
+    std::string fix;
+  };
+  struct pin {
+    std::string header;   // the toolkit header the candidate included, and where
+    std::string reached;  // the header holding the macro-form include
+  };
+
   const include_roots& roots_;
   std::vector<std::filesystem::path> toolkit_;  // canonical
   std::map<std::string, std::string> reached_;  // common header name -> content
+  std::map<std::string, definition> defined_;   // macros the candidate defines or undefines
+  std::map<std::string, pin> pinned_;           // identifiers macro-form includes are built from
 };
 
 }  // namespace
@@ -334,8 +389,9 @@ bool is_within(const std::filesystem::path& path, const std::filesystem::path& f
 }
 
 std::vector<header_file> scan_includes(std::string_view source, std::string_view file_name,
-                                       const include_roots& roots) {
-  include_scanner scanner(roots);
+                                       const include_roots& roots,
+                                       std::span<const std::string> defines) {
+  include_scanner scanner(roots, defines);
   scanner.scan(source, file_name);
   return std::move(scanner).reached();
 }

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +18,7 @@ bool is_within(const std::filesystem::path& path, const std::filesystem::path& f
 // The scan behind resolve_includes: the source and every common header it reaches, checked
 // against the include policy; returns those headers in name order.
 std::vector<header_file> scan_includes(std::string_view source, std::string_view file_name,
-                                       const include_roots& roots);
+                                       const include_roots& roots,
+                                       std::span<const std::string> defines);
 
 }  // namespace blaster::detail

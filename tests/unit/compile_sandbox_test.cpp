@@ -287,6 +287,41 @@ TEST(CompileSandbox, WhereTheKernelCanTheChildSeesNoHostFile) {
   EXPECT_EQ(out.log.find("visible"), std::string::npos) << out.log;
 }
 
+// An inference engine's norm kernel as it is written upstream: CUB's block and warp primitives.
+constexpr std::string_view cub_kernel = R"(
+#include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cuda_fp16.h>
+extern "C" __global__ void k(const float* x, float* out, int n) {
+  using block = cub::BlockReduce<float, 256>;
+  using warp = cub::WarpReduce<float>;
+  __shared__ typename block::TempStorage block_storage;
+  __shared__ typename warp::TempStorage warp_storage[8];
+  const float v = threadIdx.x < n ? x[threadIdx.x] : 0.0f;
+  const float sum = block(block_storage).Sum(v);
+  const float lane = warp(warp_storage[threadIdx.x / 32]).Sum(v);
+  if (threadIdx.x == 0) out[0] = sum + VEC * lane;
+}
+)";
+
+TEST(CompileSandbox, CubBlockAndWarpPrimitivesCompileUnlessAParamRenamesWhatThrustNamesBy) {
+  const compile_limits limits = limits_with(std::chrono::seconds(120), 4 * gib);
+  compile_request honest = request_of(std::string(cub_kernel), {"k"});
+  honest.defines = {"VEC=4"};
+  const compile_output out = compile_sandboxed(honest, limits);
+  EXPECT_TRUE(out.ok) << out.log;
+  EXPECT_FALSE(out.cubin.empty());
+  // A param is a -D define: one named after what thrust builds a header's name from is refused in
+  // the child, before NVRTC runs.
+  compile_request renamed = honest;
+  renamed.defines = {"VEC=4", "system=etc"};
+  const compile_output refused = compile_sandboxed(renamed, limits);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.refusal.find("the define system (a param of the plan)"), std::string::npos)
+      << refused.refusal;
+  EXPECT_TRUE(refused.cubin.empty());
+}
+
 TEST(CompileSandbox, VariantsCompileSideBySideOnePerHardwareThread) {
   // 2 x hardware_concurrency variants, each a bomb that takes its whole 2 s deadline: at one
   // child per hardware thread they take two rounds, about 4 s; one after another they would

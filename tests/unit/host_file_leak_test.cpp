@@ -80,10 +80,15 @@ class HostFileLeak : public ::testing::Test {
   // No include of a path: a macro that a toolkit header's macro-built include expands
   // (thrust's, which CUB reaches), pointed at the planted detail/execution_policy.h.
   [[nodiscard]] std::string hijacked_toolkit_include() const {
+    return fmt::format("#define execution_policy {}\n#include <cub/block/block_reduce.cuh>\n",
+                       hijacked_name());
+  }
+
+  // What "execution_policy" would have to expand to for thrust's include to name the planted file.
+  [[nodiscard]] std::string hijacked_name() const {
     std::string climb;  // up to the root from wherever the toolkit really lies
     for (int i = 0; i < 32; ++i) climb += "../";
-    return fmt::format("#define execution_policy {}{}\n#include <cub/block/block_reduce.cuh>\n",
-                       climb, (dir_ / "detail" / "execution_policy").relative_path().string());
+    return climb + (dir_ / "detail" / "execution_policy").relative_path().string();
   }
 
   std::string marker_;
@@ -101,6 +106,9 @@ TEST_F(HostFileLeak, UncheckedTheIncludeLeaksTheFile) {
   request.source = fmt::format("#include \"{}\"\n", in_working_folder_.filename().string());
   EXPECT_NE(compile(request).log.find(marker_), std::string::npos);
   request.source = hijacked_toolkit_include();
+  EXPECT_NE(compile(request).log.find(marker_), std::string::npos);
+  request.source = "#include <cub/block/block_reduce.cuh>\n";
+  request.defines = {"execution_policy=" + hijacked_name()};
   EXPECT_NE(compile(request).log.find(marker_), std::string::npos);
 }
 
@@ -126,6 +134,9 @@ TEST_F(HostFileLeak, NoDisguiseGetsAByteOfTheFileIntoALogMessageOrStore) {
       candidate("has_include", fmt::format("#if __has_include(\"{}\")\n#error yes\n#endif", path)),
       candidate("shared_header", "#include \"common/evil.cuh\""),
       candidate("toolkit_macro_include", hijacked_toolkit_include()),
+      // The same through a param, which reaches NVRTC as -Dexecution_policy=...
+      candidate("toolkit_macro_param", "#include <cub/block/block_reduce.cuh>", "\"rmsnorm_naive\"",
+                fmt::format("{{\"execution_policy\": [\"{}\"]}}", hijacked_name())),
       candidate("line_directive", fmt::format("#line 1 \"{}\"\nint not_declared = nowhere;", path)),
       candidate("name_expression", "",
                 fmt::format("\"rmsnorm_naive\\n#include \\\"{}\\\"\\n\"", path)),

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/nvrtc_compiler.hpp"
@@ -96,20 +97,70 @@ TEST(IncludePolicy, NamesTheToolkitLacksAreRefused) {
                     "a shared header is included as \"common/block_reduce.cuh\"");
 }
 
-TEST(IncludePolicy, ToolkitHeadersThatReachMacroFormIncludesAreRefused) {
-  // thrust names headers by macros ("#include __THRUST_DEVICE_SYSTEM_TAG_HEADER") built from
-  // identifiers such as "detail"; a candidate that defines one points the include anywhere.
-  expect_refused_at("#include <thrust/iterator/detail/device_system_tag.h>\n", "1:11",
-                    "includes a header named by macros");
-  // CUB reaches those headers too.
-  const std::string cub = verdict("#include <cub/block/block_reduce.cuh>\n");
-  EXPECT_EQ(cub.rfind("cand.cu:1:11: <cub/block/block_reduce.cuh>: it reaches "
-                      "thrust/iterator/detail/",
-                      0),
-            0U)
-      << cub;
+TEST(IncludePolicy, ToolkitHeadersThatReachMacroFormIncludesAreAllowedAsTheToolkitNamesThem) {
+  // thrust names headers by macros ("#include __THRUST_DEVICE_SYSTEM_TAG_HEADER"), and CUB's
+  // block, warp and thread primitives reach them; left alone, those names are the toolkit's.
+  EXPECT_EQ(
+      verdict("#include <cub/block/block_reduce.cuh>\n#include <cub/block/block_scan.cuh>\n"
+              "#include <cub/warp/warp_reduce.cuh>\n#include <cub/thread/thread_reduce.cuh>\n"),
+      "accepted");
+  EXPECT_EQ(verdict("#include <thrust/iterator/detail/device_system_tag.h>\n"), "accepted");
   // Headers whose every include names its file stay allowed.
   EXPECT_EQ(verdict("#include <cooperative_groups.h>\n#include <cuda/barrier>\n"), "accepted");
+}
+
+// The message for a candidate that defines what thrust builds an include's name from: where, the
+// toolkit header that reaches the include, the macro, and the fix.
+void expect_pinned(const std::string& source, const std::string& where, const std::string& macro,
+                   const include_roots& roots = roots_with({})) {
+  const std::string message = verdict(source, roots);
+  EXPECT_EQ(message.rfind(where, 0), 0U) << message;
+  EXPECT_NE(message.find("reaches thrust/iterator/detail/"), std::string::npos) << message;
+  EXPECT_NE(message.find("built from the macro " + macro + ";"), std::string::npos) << message;
+  EXPECT_NE(message.find("rename the"), std::string::npos) << message;
+}
+
+TEST(IncludePolicy, ACandidateThatRedefinesWhatAMacroFormIncludeIsBuiltFromIsRefused) {
+  const std::string cub = "#include <cub/block/block_reduce.cuh>\n";
+  // Before the include, after it, function-like, undefined, and through every spelling of a
+  // directive the preprocessor accepts.
+  expect_pinned("#define detail /etc\n" + cub, "cand.cu:1:9: #define detail", "detail");
+  expect_pinned(cub + "#undef system\n", "cand.cu:2:8: #undef system", "system");
+  expect_pinned("#define thrust(x) x\n" + cub, "cand.cu:1:9: #define thrust", "thrust");
+  expect_pinned(cub + "  /* a */ %:  define __THRUST_DEVICE_SYSTEM_NAMESPACE passwd\n",
+                "cand.cu:2:22: #define __THRUST_DEVICE_SYSTEM_NAMESPACE",
+                "__THRUST_DEVICE_SYSTEM_NAMESPACE");
+  expect_pinned("#def\\\nine exe\\\ncution_policy passwd\n" + cub,
+                "cand.cu:2:5: #define execution_policy", "execution_policy");
+  // A universal character name could spell a pinned macro where a plain scan sees another.
+  EXPECT_NE(verdict("#define \\u0068 x\n" + cub).find("universal character name"),
+            std::string::npos);
+  // In a shared header the candidate includes.
+  expect_pinned("#include \"common/evil.cuh\"\n" + cub, "common/evil.cuh:1:9: #define cuda", "cuda",
+                roots_with({{"common/evil.cuh", "#define cuda x\n"}}));
+  // Through NVRTC's -D of a param.
+  const std::vector<std::string> defines = {"VEC=4", "h=txt"};
+  try {
+    static_cast<void>(resolve_includes(cub, "cand.cu", roots_with({}), defines));
+    ADD_FAILURE() << "a param named after a pinned macro was accepted";
+  } catch (const input_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("the define h (a param of the plan): <cub/block/block_reduce.cuh>", 0),
+              0U)
+        << message;
+    EXPECT_NE(message.find("rename the param"), std::string::npos) << message;
+  }
+}
+
+TEST(IncludePolicy, MacrosThatOnlyLookLikeThePinnedOnesAreAllowed) {
+  const std::string cub = "#include <cub/block/block_reduce.cuh>\n";
+  // Other case, longer names, names used but never defined, and any macro without such a header.
+  EXPECT_EQ(verdict("#define DETAIL 1\n#define H 128\n#define detail_level 2\n" + cub +
+                    "namespace detail { constexpr int thrust = 1; }\n"),
+            "accepted");
+  EXPECT_EQ(verdict("#define detail 1\n#include <cuda_fp16.h>\n"), "accepted");
+  const std::vector<std::string> defines = {"VEC=4", "THREADS=256", "H"};
+  EXPECT_NO_THROW(static_cast<void>(resolve_includes(cub, "cand.cu", roots_with({}), defines)));
 }
 
 TEST(IncludePolicy, MacroFormIncludesAreRefused) {
