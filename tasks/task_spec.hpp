@@ -48,11 +48,22 @@ struct buffer_spec {
   distribution init;
 };
 
+// The sizes an integer symbol may take in drawn cases (drawn_cases.hpp): [min, max], a multiple
+// of `multiple` (a vector width or a head count the task's layout requires). A bound may read
+// other symbols ("ceil_div(C, BS)", "K"): those are drawn first.
+struct symbol_range {
+  expression min;
+  expression max;
+  std::optional<expression> multiple = std::nullopt;  // unset: 1
+};
+
 // A scalar the kernels receive: integers (sizes) vary by case, floats (eps) usually do not.
 struct symbol_spec {
   std::string name;
   dtype type = dtype::i32;
   std::optional<double> value;  // the default when a case does not set it
+  // Unset: drawn cases keep the default (a model's head size the task fixes).
+  std::optional<symbol_range> range = std::nullopt;
 };
 
 struct task_case {
@@ -97,6 +108,9 @@ struct task_spec {
   // The timing mode the task's goals are stated in; unset leaves the choice to the user.
   // Launch-bound tasks say graph.
   std::optional<blaster::timing_mode> timing_mode;
+  // "drawn": {"max_bytes"}: the most bytes the buffers of one drawn case may hold [bytes]; 0 where
+  // no symbol has a range, and the task draws no cases.
+  std::int64_t drawn_max_bytes = 0;
 
   [[nodiscard]] const task_case& find_case(std::string_view case_name) const;
   [[nodiscard]] const task_case& canonical() const { return find_case(canonical_case); }

@@ -10,6 +10,8 @@
 #include "core/file_io.hpp"
 #include "core/json_reader.hpp"
 #include "tasks/detail/case_checks.hpp"
+#include "tasks/detail/range_checks.hpp"
+#include "tasks/drawn_cases.hpp"
 
 namespace blaster::detail {
 namespace {
@@ -116,6 +118,49 @@ distribution read_distribution(const reader& r, const json& j, const std::string
   return d;
 }
 
+// A size symbol's range: {"min", "max", "multiple"}, each an integer or an expression over the
+// other symbols. What the bounds say about each other and the cases is checked once every case is
+// known (range_checks).
+symbol_range read_range(const reader& r, const json& j, const symbol_spec& symbol,
+                        const std::string& where) {
+  if (is_floating(symbol.type)) {
+    r.fail(where,
+           fmt::format("a range is for integer symbols (sizes); {} is {} and keeps its value "
+                       "in drawn cases, so remove the range",
+                       symbol.name, name_of(symbol.type)));
+  }
+  if (!j.is_object()) {
+    r.fail(where, "must be an object such as {\"min\": 1, \"max\": 16384, \"multiple\": 8}");
+  }
+  r.only_keys(j, where, {"min", "max", "multiple"});
+  auto bound = [&](const char* key, std::int64_t least) {
+    const std::string at = fmt::format("{}.{}", where, key);
+    const json& v = j[key];
+    if (v.is_string()) return r.expr(v, at);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < least) {
+      r.fail(at, fmt::format("must be an integer of at least {} or an integer expression over the "
+                             "other symbols, e.g. \"ceil_div(C, BS)\"",
+                             least));
+    }
+    return expression::parse(std::to_string(v.get<std::int64_t>()));
+  };
+  for (const char* key : {"min", "max"}) {
+    if (!j.contains(key)) {
+      r.fail(where, fmt::format("missing \"{}\": a range states the least and the most a size may "
+                                "be, e.g. {{\"min\": 1, \"max\": 16384}}",
+                                key));
+    }
+  }
+  symbol_range range{.min = bound("min", 0), .max = bound("max", 0)};
+  if (j.contains("multiple")) range.multiple = bound("multiple", 1);
+  if (j["min"].is_number_integer() && j["max"].is_number_integer() &&
+      j["min"].get<std::int64_t>() > j["max"].get<std::int64_t>()) {
+    r.fail(where, fmt::format("\"min\" {} is above \"max\" {}; swap them",
+                              j["min"].get<std::int64_t>(), j["max"].get<std::int64_t>()));
+  }
+  return range;
+}
+
 }  // namespace
 
 task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem::path& path) {
@@ -124,7 +169,7 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   const json j = r.parse(read_file(path));
   r.only_keys(j, "task",
               {"name", "title", "kernelbench", "reference", "symbols", "buffers", "tolerance",
-               "roofline", "timing", "cases"});
+               "roofline", "timing", "drawn", "cases"});
   task_spec task;
   task.dir = dir;
   // The folder is the task's identity: it picks the baseline, the kernels and the name the
@@ -148,7 +193,7 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
              "a symbol's name must be an identifier (letters, digits, _; not first a "
              "digit), so that expressions can refer to it");
     }
-    r.only_keys(s, where, {"type", "value"});
+    r.only_keys(s, where, {"type", "value", "range"});
     symbol_spec spec;
     spec.name = name;
     spec.type = r.type(s, where, "type");
@@ -159,6 +204,7 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
                          name_of(spec.type)));
     }
     if (s.contains("value")) spec.value = r.symbol_value(s["value"], spec.type, where + ".value");
+    if (s.contains("range")) spec.range = read_range(r, s["range"], spec, where + ".range");
     task.symbols.push_back(spec);
   }
 
@@ -242,6 +288,17 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
     task.timing_mode = mode_at(j["timing"], "timing");
   }
 
+  if (j.contains("drawn")) {
+    const json& drawn = j["drawn"];
+    r.only_keys(drawn, "drawn", {"max_bytes"});
+    if (!drawn.contains("max_bytes") || !drawn["max_bytes"].is_number_integer() ||
+        drawn["max_bytes"].get<std::int64_t>() <= 0) {
+      r.fail("drawn.max_bytes",
+             "must be a positive integer: the most bytes the buffers of one drawn case may hold");
+    }
+    task.drawn_max_bytes = drawn["max_bytes"].get<std::int64_t>();
+  }
+
   if (!j.contains("cases") || !j["cases"].is_array() || j["cases"].empty()) {
     r.fail("cases", "must be a non-empty array");
   }
@@ -252,6 +309,11 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
                 {"name", "note", "canonical", "large", "weight", "mode", "symbols", "init"});
     task_case tc;
     tc.name = r.text(c, where, "name");
+    if (tc.name.starts_with(drawn_case_prefix)) {
+      r.fail(where + ".name", fmt::format("\"{}\" begins with \"{}\", which names the cases drawn "
+                                          "from the ranges; give the case another name",
+                                          tc.name, drawn_case_prefix));
+    }
     if (c.contains("mode")) tc.timing_mode = mode_at(c, where);
     tc.note = r.text(c, where, "note", "");
     tc.weight = r.number(c, where, "weight", 1.0);
@@ -311,6 +373,8 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
 
   // Every expression must evaluate in every case now, not halfway through a run.
   check_cases(task, r);
+  // The ranges hold every case, and the smallest allowed case is one a run can check.
+  check_ranges(task, r);
   return task;
 }
 
