@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "tasks/input_saturation.hpp"
 
 namespace blaster::detail {
 
@@ -73,6 +74,15 @@ void check_cases(const task_spec& task, const json_reader& r) {
       }
     }
   }
+}
+
+void refuse_saturated_inputs(const task_spec& task, const json_reader& r) {
+  const auto found = saturated_inputs(task, saturation_refusal_fraction);
+  if (found.empty()) return;
+  const input_saturation& s = found.front();
+  r.fail(s.where, fmt::format("{}: more than half, so the case would test the type's ends rather "
+                              "than the task; {}",
+                              describe(s), saturation_fix(s)));
 }
 
 }  // namespace blaster::detail

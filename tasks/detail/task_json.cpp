@@ -375,6 +375,8 @@ task_spec read_task_json(const std::filesystem::path& dir, const std::filesystem
   check_cases(task, r);
   // The ranges hold every case, and the smallest allowed case is one a run can check.
   check_ranges(task, r);
+  // An input that its storage type cannot hold is refused before anything is drawn.
+  refuse_saturated_inputs(task, r);
   return task;
 }
 
