@@ -125,8 +125,9 @@ command_fn add_bench_command(CLI::App& app, const global_options& global) {
       "  blaster bench --task rmsnorm\n"
       "  blaster bench --task rmsnorm --candidate my_kernel.cu --json");
   add_task_flags(*cmd, flags->run,
-                 "time this case of the task (default: its canonical case); every case is "
-                 "checked either way");
+                 "time this case of the task (default: its canonical case), or a case an earlier "
+                 "run drew, as its evidence names it (drawn:SEED:k); every case, and the shapes "
+                 "this run draws from the task's ranges, is checked either way");
   std::string mode_help;
   std::vector<std::string> mode_names;
   for (const auto& mode : timing_modes()) {

@@ -7,6 +7,10 @@
 #   scripts/gpu_check.sh copy             PyTorch's 2 GiB copy and blaster's memory ceilings
 #   scripts/gpu_check.sh bench [TASK...]  `blaster bench --json` of each core10 task (default all),
 #                                         the canonical case, and relu's and matvec's large ones
+#   scripts/gpu_check.sh drawn [TASK...]  every candidate of each task (default: all of them) through
+#                                         the gate, which adds the shapes it draws from the task's
+#                                         ranges, with a short timing: an honest kernel rejected on
+#                                         a drawn case shows here with the case's name and shape
 #   scripts/gpu_check.sh ncu              `blaster profile --ncu` of rmsnorm_vec_regs,
 #                                         layernorm_resident and matmul_smallk_mma: every counter
 #                                         beside Nsight Compute's, and the farthest apart
@@ -135,6 +139,18 @@ EOF
           >"$out/bench-$task-large.json" || true
         files+=("$out/bench-$task-large.json")
       fi
+    done
+    summarize "${files[@]}"
+    ;;
+  drawn)
+    tasks=("$@")
+    ((${#tasks[@]} > 0)) || mapfile -t tasks < <(find tasks -mindepth 2 -maxdepth 2 -name task.json |
+      xargs -n1 dirname | xargs -n1 basename | sort)
+    files=()
+    for task in "${tasks[@]}"; do
+      build/blaster bench --task "$task" --budget 0.05 --min-samples 3 --samples 50 --json \
+        >"$out/drawn-$task.json" 2>"$out/drawn-$task.log" || true
+      files+=("$out/drawn-$task.json")
     done
     summarize "${files[@]}"
     ;;

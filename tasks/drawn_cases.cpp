@@ -344,12 +344,22 @@ std::vector<task_case> draw_cases(const task_spec& task, std::uint64_t seed) {
   return drawer(task, seed).draw();
 }
 
-void add_drawn_cases(task_spec& task, std::uint64_t seed) {
-  for (auto& c : draw_cases(task, seed)) {
+namespace {
+
+void add_new(task_spec& task, std::vector<task_case> cases) {
+  for (auto& c : cases) {
     const bool known = std::any_of(task.cases.begin(), task.cases.end(),
                                    [&](const task_case& other) { return other.name == c.name; });
     if (!known) task.cases.push_back(std::move(c));
   }
+}
+
+}  // namespace
+
+void add_drawn_cases(task_spec& task, std::uint64_t seed) { add_new(task, draw_cases(task, seed)); }
+
+void add_drawn_cases_named(task_spec& task, std::string_view name) {
+  add_new(task, drawn_cases_named(task, name));
 }
 
 std::string drawn_case_name(std::uint64_t seed, std::size_t index) {

@@ -53,6 +53,10 @@ std::vector<task_case> draw_cases(const task_spec& task, std::uint64_t seed);
 // it is given.
 void add_drawn_cases(task_spec& task, std::uint64_t seed);
 
+// Appends the cases `name` names (drawn_cases_named) to task.cases, those not there yet: a run
+// that times "drawn:SEED:k", and a worker handed checks of drawn cases, rebuild them so.
+void add_drawn_cases_named(task_spec& task, std::string_view name);
+
 // "drawn:SEED:k".
 std::string drawn_case_name(std::uint64_t seed, std::size_t index);
 

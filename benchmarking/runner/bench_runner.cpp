@@ -21,6 +21,8 @@
 #include "core/error.hpp"
 #include "core/worker_process.hpp"
 #include "evidence/store.hpp"
+#include "tasks/drawn_cases.hpp"
+#include "tasks/input_saturation.hpp"
 #include "tasks/reference.hpp"
 
 namespace blaster {
@@ -115,6 +117,7 @@ bench_report compile_task(const bench_options& options, store& records) {
   report.arch = options.arch.empty() ? "sm_90a" : options.arch;
   compiled_candidates compiled{
       .task = load_task(options.root, options.task), .loaded = {}, .runnable = {}};
+  for (const auto& w : input_saturation_warnings(compiled.task)) spdlog::warn("task design: {}", w);
   compile_cache cache(records.home() / "cache", records.cas());
   // A GPU of the target architecture can report what the compiler's log may leave out.
   std::optional<cuda::context> context;
@@ -132,6 +135,10 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
       .task = load_task(given.root, given.task), .loaded = {}, .runnable = {}};
   const task_spec& task = compiled.task;
   bench_options options = given;
+  // A drawn case to time ("drawn:SEED:k", from an earlier run's evidence) is rebuilt from its name.
+  if (is_drawn_case_name(options.timed_case)) {
+    add_drawn_cases_named(compiled.task, options.timed_case);
+  }
   if (!options.mode_given) {
     // The mode the timed case or the task's goals are stated in: what is launch-bound says graph.
     const task_case& timed =
@@ -157,6 +164,9 @@ bench_report run_bench(const bench_options& given, store& records, warm_bench* w
     kept.seed = options.seed.value_or((static_cast<std::uint64_t>(entropy()) << 32U) | entropy());
   }
   report.seed = *kept.seed;
+  // Beside the fixed cases, the gate checks shapes drawn from the task's ranges with the run's
+  // seed: a kernel that hard-codes a shape or mishandles a boundary fails on them.
+  add_drawn_cases(compiled.task, report.seed);
   if (!kept.scratch) kept.scratch.emplace(report.seed);
   const std::vector<worker_launcher> launchers = lane_launchers(
       options.gpus, options.compile_only,

@@ -22,6 +22,7 @@
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
 #include "gpu/require_gpu.hpp"
+#include "tasks/task_spec.hpp"
 
 namespace blaster {
 namespace {
@@ -194,6 +195,40 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
     }
   }
   EXPECT_EQ(cheats, 2U);
+}
+
+// A bug that lives only at sizes no fixed case has: sum_dim1 ported with one row too many read
+// whenever D1 mod 1024 falls in 768..1023 passes every fixed case, and fails on the shapes the gate
+// draws from the task's ranges, its evidence naming the drawn case and its shape; the same kernel
+// with the bound mended passes every shape.
+TEST(AdversarialGpu, ABugAtSizesNoFixedCaseHasFailsOnADrawnShape) {
+  BLASTER_REQUIRE_GPU();
+  const task_spec task = load_task(source_dir, "sum_dim1");
+  for (const auto& c : task.cases) {
+    const auto rows = static_cast<long long>(c.values.at("D1"));
+    ASSERT_FALSE(rows % 1024 >= 768) << c.name << ": a fixed case would catch the bug itself";
+  }
+  bench_options options = bench_of("sum_dim1",
+                                   {source_dir / "tests" / "adversarial" / "sum_dim1",
+                                    source_dir / "tests" / "gpu" / "kernels" / "sum_dim1"},
+                                   "adversarial suite, drawn shapes");
+  const bench_report report = bench_apart(options);
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  ASSERT_EQ(report.results.size(), 3U);  // the baseline, the broken port and its mended twin
+  for (const auto& r : report.results) {
+    const std::string verdict = r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+    const std::filesystem::path file = r.file;
+    if (file.parent_path().parent_path().filename() == "adversarial") {
+      EXPECT_TRUE(expected_verdicts(file).contains(verdict))
+          << r.label << " got " << verdict << ": " << r.message;
+      EXPECT_NE(r.message.find("case drawn:" + std::to_string(report.seed) + ":"),
+                std::string::npos)
+          << r.message;
+      EXPECT_NE(r.message.find(" D1="), std::string::npos) << r.message;  // the drawn shape
+    } else {
+      EXPECT_EQ(verdict, "passed") << r.label << ": " << r.message;
+    }
+  }
 }
 
 // Scratch is the candidate's to size: under --rotate, kernels that declare far more than they

@@ -21,6 +21,7 @@
 #include "benchmarking/runner/gpu_lanes.hpp"
 #include "core/parallel_for.hpp"
 #include "evidence/store.hpp"
+#include "tasks/input_saturation.hpp"
 
 namespace blaster {
 namespace {
@@ -420,7 +421,8 @@ void measure_stage(const bench_options& options, const task_spec& task, referenc
   kept.data->time(report.timed_case);
   spdlog::info("{} checks over {} cases{}", kept.data->checks().size(), task.cases.size(),
                launchers.size() > 1 ? fmt::format(" on {} GPUs", launchers.size()) : "");
-  report.warnings = kept.data->warnings();
+  report.warnings = input_saturation_warnings(task);
+  for (const auto& w : kept.data->warnings()) report.warnings.push_back(w);
   for (const auto& w : report.warnings) spdlog::warn("task design: {}", w);
 
   measurement m(options, task, launchers, records, report, kept);

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
+#include "tasks/drawn_cases.hpp"
 
 namespace blaster::worker {
 
@@ -44,6 +45,10 @@ std::size_t worker_context::width_of(const std::string& buffer) const {
 void load_variant(worker_context& w) {
   const worker_request& r = w.request;
   w.task = load_task(r.root, r.task);
+  // A drawn case is rebuilt from its name, which holds the run's seed.
+  for (const auto& check : r.checks) {
+    if (is_drawn_case_name(check.case_name)) add_drawn_cases_named(w.task, check.case_name);
+  }
   w.cas.emplace(r.home / "cas");
   w.cache.emplace(r.home / "cache", *w.cas);
   w.candidate =
