@@ -1,6 +1,7 @@
 // blaster: is this kernel correct, and how fast is it, on this GPU, against the baseline and
 // against the hardware's limit?
 #include <algorithm>
+#include <csignal>
 #include <iostream>
 #include <string_view>
 
@@ -17,13 +18,22 @@
 #include "core/error.hpp"
 #include "core/revision.hpp"
 #include "evidence/table_renderer.hpp"
+#include "optimize/proposer_box.hpp"
 
 int main(int argc, char** argv) {
   using namespace blaster::cli;
+  // Under a file size limit (ulimit -f), a write then fails with EFBIG, which every writer reports
+  // with its file and what to do, instead of SIGXFSZ ending blaster with no word. The worker and
+  // compile children inherit it.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Internal: the child process in which the harness runs each candidate's kernels.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") {
     if (std::string_view(argv[2]) == "--serve") return blaster::serve_gate_worker();
     return blaster::run_gate_worker(argv[2]);
+  }
+  // Internal: the keeper of an optimize session's proposer, in its box.
+  if (argc >= 2 && std::string_view(argv[1]) == "__proposer_box") {
+    return blaster::run_proposer_box(argc, argv);
   }
   // Internal: the child process in which NVRTC compiles one candidate, under the limits.
   if (argc == 3 && std::string_view(argv[1]) == "__compile") {
@@ -38,7 +48,8 @@ int main(int argc, char** argv) {
       "  blaster doctor                  what this machine has\n"
       "  blaster compile --task rmsnorm  compile a task's kernels (no GPU needed)\n"
       "  blaster bench --task rmsnorm    check and time them on the GPU\n"
-      "  blaster profile --task rmsnorm  their hardware counters, and why each is as fast as it is\n"
+      "  blaster profile --task rmsnorm  their hardware counters, and why each is as fast as it "
+      "is\n"
       "  blaster tune --task T --candidate F --cases ...  its best params at each served size\n"
       "  blaster runs / show RUN         what the store recorded\n"
       "  blaster export RUN --out DIR    an evidence bundle; blaster verify DIR checks one\n"
@@ -63,7 +74,8 @@ int main(int argc, char** argv) {
   global_options global;
   app.add_option("--root", global.root, "folder holding tasks/ and kernels/");
   app.add_option("--home", global.home, "store folder (default $BLASTER_HOME or ./.blaster)");
-  app.add_flag("--json", global.json, "print exact JSON on stdout instead of tables (--format json)");
+  app.add_flag("--json", global.json,
+               "print exact JSON on stdout instead of tables (--format json)");
   std::vector<std::string> formats;
   std::string format_help = "how results print:";
   for (const auto& f : blaster::output_formats()) {
@@ -77,17 +89,18 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("blaster 0.1.0 ({})", blaster::source_revision()));
 
   const command_fn commands[] = {
-      add_bench_command(app, global),  add_compile_command(app, global),
-      add_doctor_command(app, global), add_runs_command(app, global),
-      add_show_command(app, global),   add_history_command(app, global),
-      add_export_command(app, global), add_verify_command(app, global),
-      add_keygen_command(app, global), add_portfolio_command(app, global),
-      add_compare_command(app, global), add_profile_command(app, global),
+      add_bench_command(app, global),    add_compile_command(app, global),
+      add_doctor_command(app, global),   add_runs_command(app, global),
+      add_show_command(app, global),     add_history_command(app, global),
+      add_export_command(app, global),   add_verify_command(app, global),
+      add_keygen_command(app, global),   add_portfolio_command(app, global),
+      add_compare_command(app, global),  add_profile_command(app, global),
       add_optimize_command(app, global), add_proposer_command(app, global),
-      add_serve_command(app, global), add_eval_command(app, global),
-      add_memory_command(app, global),
-      add_trajectories_command(app, global), add_tune_command(app, global),
-      add_merge_command(app, global)};
+      add_serve_command(app, global),    add_eval_command(app, global),
+      add_memory_command(app, global),   add_trajectories_command(app, global),
+      add_tune_command(app, global),     add_merge_command(app, global)};
+  // An empty value (--shard '', --gpus '') is a mistake to name, never the flag left out.
+  refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -122,7 +135,10 @@ int main(int argc, char** argv) {
   };
   try {
     for (std::size_t i = 0; i < std::size(commands); ++i) {
-      if (app.get_subcommands({}).at(i)->parsed()) return commands[i]();
+      const CLI::App* command = app.get_subcommands({}).at(i);
+      if (!command->parsed()) continue;
+      require_format(global, formats_of(command->get_name()), command->get_name());
+      return commands[i]();
     }
   } catch (const blaster::input_error& e) {
     return fail(exit_bad_input, "bad_input", e.what());

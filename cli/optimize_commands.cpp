@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/judge_flags.hpp"
+#include "cli/step_log.hpp"
 #include "cli/store_access.hpp"
 #include "core/error.hpp"
 #include "core/worker_process.hpp"
@@ -18,6 +19,7 @@
 #include "optimize/optimize_loop.hpp"
 #include "optimize/params_search.hpp"
 #include "optimize/trajectory.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster::cli {
 namespace {
@@ -34,13 +36,17 @@ result_table memory_table(const std::vector<optimization_memory::entry>& entries
                {.metric = {.tag = "tags", .name = "tags"}, .left = true},
                {.metric = {.tag = "hypothesis", .name = "hypothesis"}, .left = true}};
   t.summary_after = t.columns.size();
+  // What a proposer wrote is shown, never obeyed: its escapes are printed as text.
   for (const auto& e : entries) {
     const attempt& a = e.step;
     t.rows.push_back(
-        {.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step), e.task, a.status,
-                   a.reason.empty() ? std::string("-") : a.reason, interval_text(a), a.reward,
-                   a.tags.empty() ? std::string("-") : fmt::format("{}", fmt::join(a.tags, ",")),
-                   a.hypothesis.empty() ? std::string("-") : a.hypothesis}});
+        {.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step),
+                   printable_text(e.task), printable_text(a.status),
+                   a.reason.empty() ? std::string("-") : printable_text(a.reason),
+                   interval_text(a), a.reward,
+                   a.tags.empty() ? std::string("-")
+                                  : printable_text(fmt::format("{}", fmt::join(a.tags, ","))),
+                   a.hypothesis.empty() ? std::string("-") : printable_text(a.hypothesis)}});
   }
   return t;
 }
@@ -81,6 +87,27 @@ std::string params_proposer_command(const std::filesystem::path& root, const std
   return command;
 }
 
+// What the user must know of the proposer's box, whatever --quiet says: that it was not
+// confined, and what had to be killed with it.
+void report_box(const nlohmann::json& box) {
+  if (!box.is_object()) return;
+  const nlohmann::json confinement = box.value("confinement", nlohmann::json::object());
+  if (!confinement.value("confined", true)) {
+    std::cerr << "blaster: the proposer ran without file confinement: "
+              << confinement.value("why", std::string("Landlock is not available")) << '\n';
+  }
+  const nlohmann::json ended = box.value("ended", nlohmann::json::object());
+  if (const int moved = ended.value("moved_out", 0); moved > 0) {
+    std::cerr << fmt::format(
+        "blaster: the proposer had moved {} process{} out of its process group; {} killed "
+        "with it\n",
+        moved, moved == 1 ? "" : "es", moved == 1 ? "it was" : "they were");
+  }
+  if (const int left = ended.value("left_running", 0); left > 0) {
+    std::cerr << fmt::format("blaster: {} of the proposer's processes would not die\n", left);
+  }
+}
+
 }  // namespace
 
 command_fn add_optimize_command(CLI::App& app, const global_options& global) {
@@ -92,6 +119,7 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     int history = 8;
     double reply_timeout_s = 300.0;
     std::vector<std::filesystem::path> candidates;
+    std::vector<std::string> proposer_env;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -105,7 +133,15 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "their feedback, and matching entries of the optimization memory) and reads one reply line "
       "from its standard output: {\"source\": \"...\", \"hypothesis\": \"...\", \"tags\": [...]}, "
       "or {\"stop\": true}. optimize/PROTOCOL.md has the schemas. The proposer's standard error "
-      "goes to proposer.log in the run's folder under the home.\n\n"
+      "goes to proposer.log in the run's folder under the home (its first 16 MiB).\n\n"
+      "The proposer runs in a box: an empty folder of its own (its working folder, HOME and "
+      "TMPDIR, removed afterwards), an environment of PATH, LANG, LANGUAGE, LC_*, TZ, TERM and "
+      "the variables --proposer-env names (never BLASTER_*), and, where the kernel has Landlock, "
+      "write access to that folder and /dev/null only (and, from Linux 6.12, no signals to "
+      "blaster). Where the kernel has no Landlock, the proposer is not confined and can write "
+      "wherever you can: blaster says so, and the session's record (box) too. It and everything "
+      "it starts, processes that left its group included, are killed when the session ends or "
+      "blaster does (kill -9 included). optimize/PROTOCOL.md says what the box does not stop.\n\n"
       "--proposer params is the built-in proposer (`blaster proposer params`): it searches the "
       "params of the task's candidate files (or --candidate) by successive halving, every "
       "configuration timed in one session, then the faster half with twice the sessions, until "
@@ -129,6 +165,10 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--candidate", f->candidates,
                   "with --proposer params: a candidate file or folder whose params are searched "
                   "(repeatable; default kernels/<task>/)");
+  cmd->add_option("--proposer-env", f->proposer_env,
+                  "a variable of this environment that the proposer gets too, by name: an API "
+                  "key, say (repeatable, or NAME,NAME; never BLASTER_*)")
+      ->delimiter(',');
   cmd->add_option("--steps", f->steps, "at most this many steps (default 10 without --minutes)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--minutes", f->minutes, "ask for no new step after this many minutes")
@@ -147,6 +187,17 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     const auto root = resolve_root(global);
     const judge_flags& j = f->judge;
     o.task = brief_of(root, j.task, j.case_name);
+    if (f->proposer.find_first_not_of(" \t\r\n") == std::string::npos) {
+      BLASTER_INPUT_ERROR(
+          "--proposer is empty: give the command that starts your proposer, or `params` for "
+          "the built-in search");
+    }
+    for (const std::string& name : f->proposer_env) {
+      if (const std::string why = refused_proposer_variable(name); !why.empty()) {
+        BLASTER_INPUT_ERROR("--proposer-env {}", why);
+      }
+    }
+    o.box.environment = f->proposer_env;
     const bool built_in = f->proposer == "params";
     if (!f->candidates.empty() && !built_in) {
       BLASTER_INPUT_ERROR(
@@ -167,6 +218,7 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     o.command = fmt::format("blaster optimize --task {} --proposer {}", j.task,
                             built_in ? f->proposer : shell_quoted(f->proposer));
     for (const auto& c : f->candidates) o.command += " --candidate " + c.string();
+    for (const auto& name : f->proposer_env) o.command += " --proposer-env " + name;
     if (f->steps) o.command += fmt::format(" --steps {}", *f->steps);
     if (f->minutes) o.command += fmt::format(" --minutes {:g}", *f->minutes);
     o.command += judge_flags_text(j);
@@ -179,24 +231,32 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       if (!global.quiet) std::cerr << "blaster: " << step_line(a) << '\n';
     };
     const optimize_result r = run_optimize(o, records, evaluator, progress);
+    report_box(r.box);
+    // How it ended decides the exit, and with --json the error object bench prints too.
+    int code = static_cast<int>(exit_ok);
+    std::string failure;
+    if (r.ended == "no_gpu") {
+      code = static_cast<int>(exit_no_gpu);
+      failure = "judging a candidate needs a GPU: " + r.why;
+    } else if (r.ended.rfind("proposer_", 0) == 0 && r.ended != "proposer_stopped") {
+      code = static_cast<int>(exit_failure);
+      failure = fmt::format("{} (its standard error is in {})", r.why,
+                            (r.folder / "proposer.log").string());
+    }
     if (global.json) {
-      std::cout << to_json(r, o).dump(2) << '\n';
+      nlohmann::json j = to_json(r, o);
+      if (!failure.empty()) {
+        j["error"] = error_json(code == exit_no_gpu ? "no_gpu" : r.ended, failure)["error"];
+      }
+      std::cout << j.dump(2) << '\n';
     } else {
       fmt::print("optimize {} ({}, {}): run {}, {} steps in {:.1f} s; ended: {}\n", o.task.name,
                  o.task.timed_case, o.task.shape, r.run_id, r.steps.size(), r.elapsed_s, r.why);
-      for (const attempt& a : r.steps) fmt::print("{}\n", step_line(a));
+      for (const attempt& a : r.steps) fmt::print("{}\n{}", step_line(a), log_lines(a));
       if (r.best) fmt::print("best: step {}\n", *r.best);
     }
-    if (r.ended == "no_gpu") {
-      std::cerr << "blaster: judging a candidate needs a GPU: " << r.why << '\n';
-      return static_cast<int>(exit_no_gpu);
-    }
-    if (r.ended.rfind("proposer_", 0) == 0 && r.ended != "proposer_stopped") {
-      std::cerr << "blaster: " << r.why << " (its standard error is in "
-                << (r.folder / "proposer.log").string() << ")\n";
-      return static_cast<int>(exit_failure);
-    }
-    return static_cast<int>(exit_ok);
+    if (!failure.empty()) std::cerr << "blaster: " << failure << '\n';
+    return code;
   };
 }
 

@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "benchmarking/candidate/candidate.hpp"
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "cli/judge_flags.hpp"
+#include "cli/step_log.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
@@ -16,6 +19,7 @@
 #include "optimize/http_front.hpp"
 #include "optimize/judging_session.hpp"
 #include "optimize/serve_loop.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster::cli {
 
@@ -53,16 +57,21 @@ command_fn add_serve_command(CLI::App& app, const global_options& global) {
       "exports it.\n\n"
       "Serving ends at the end of the input, at {\"stop\": true}, when the client closes its "
       "end, or when there is no GPU (exit 3, after answering the request that found out). A "
-      "request cut off by the end of the input is dropped unjudged.\n\n"
+      "request cut off by the end of the input is dropped unjudged; a line over 2 MiB is "
+      "answered {\"id\": null, \"error\": \"...\"} and not judged.\n\n"
       "With --http PORT the same requests come over HTTP on 127.0.0.1 only, and standard input "
-      "is not read: POST /v1/evaluate with one request as the body answers with its verdict; "
+      "is not read: POST /v1/evaluate with one request as the body (Content-Type: "
+      "application/json and a Content-Length, at most 2 MiB) answers with its verdict; a "
+      "request with an Origin other than this machine's loopback is refused (403), so that no "
+      "web page can post candidates; "
       "POST /v1/stop, SIGINT or SIGTERM end serving after the requests under way. Connections "
       "are read concurrently and judged one at a time, in the order they arrived whole; a client "
       "that leaves before its request is whole is dropped unjudged.\n\n"
       "Examples:\n"
       "  trainer | blaster serve --task rmsnorm --sessions 2 | trainer-reader\n"
       "  blaster serve --task rmsnorm --http 8123 &\n"
-      "  curl -s -d @request.json http://127.0.0.1:8123/v1/evaluate");
+      "  curl -s -H 'Content-Type: application/json' --data-binary @request.json "
+      "http://127.0.0.1:8123/v1/evaluate");
   add_judge_flags(*cmd, f->judge, "request");
   cmd->add_option("--http", f->http_port,
                   "serve over HTTP on this port of 127.0.0.1 instead of standard input (0: any "
@@ -124,7 +133,9 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
       "The candidate is compiled, gated on every case and timed against the baseline like "
       "`bench --candidate F`; the result is the same answer `blaster serve` gives (with --json, "
       "its JSON), and the evaluation is a one-step run in the optimization memory.\n\n"
-      "Exit status: 0 judged (whatever the verdict); 2 bad input; 3 no GPU.\n\n"
+      "Exit status: 0 judged (whatever the verdict); 2 bad input (a candidate that is not a "
+      "regular UTF-8 file of at most 256 KiB, say); 3 no GPU (with --json, the answer carries "
+      "{\"error\": {...}} as bench's does).\n\n"
       "Example:\n  blaster eval --task rmsnorm --candidate kernels/rmsnorm/rmsnorm_vec_regs.cu "
       "--json");
   add_judge_flags(*cmd, f->judge, "evaluation");
@@ -138,25 +149,44 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
     const task_brief task = brief_of(root, j.task, j.case_name);
     const std::string command = fmt::format("blaster eval --task {} --candidate {}{}", j.task,
                                             f->candidate.string(), judge_flags_text(j));
+    // A candidate is a regular file, as bench takes one: a device such as /dev/zero or a FIFO is
+    // refused unread, and so is a file larger than a reply's source may be.
+    static_cast<void>(discover_candidates(root, j.task, {f->candidate}));
+    const std::uintmax_t size = std::filesystem::file_size(f->candidate);
+    const reply_limits limits;
+    if (size > limits.max_source_bytes) {
+      BLASTER_INPUT_ERROR("{}: {} bytes, more than the {} a candidate may have",
+                          f->candidate.string(), size, limits.max_source_bytes);
+    }
+    const std::string source = read_file(f->candidate);
+    if (const auto at = invalid_utf8_at(source)) {
+      BLASTER_INPUT_ERROR("{}: byte 0x{:02X} at offset {} is not UTF-8 text; save the file as "
+                          "UTF-8",
+                          f->candidate.string(), static_cast<unsigned char>(source[*at]), *at);
+    }
     store records(resolve_home(global.home));
     bench_evaluator evaluator(judge_options(root, task, j, command), records);
     judging_session session(records, evaluator, command, task, records.home() / "serve");
     const std::string line =
-        nlohmann::json{{"source", read_file(f->candidate)}, {"hypothesis", f->hypothesis}}.dump();
-    const nlohmann::json answer = answer_request(session, line, parse_reply(line, {}));
+        nlohmann::json{{"source", source}, {"hypothesis", valid_utf8(f->hypothesis)}}.dump();
+    nlohmann::json answer = answer_request(session, line, parse_reply(line, limits));
     const attempt& a = session.steps().back();
     const bool unjudged = a.status == "unjudged";
     session.finish(unjudged ? "no_gpu" : "judged", unjudged ? session.cannot_judge() : a.status,
                    "eval");
+    const std::string no_gpu = "judging a candidate needs a GPU: " + session.cannot_judge();
     if (global.json) {
+      if (unjudged) answer["error"] = error_json("no_gpu", no_gpu)["error"];
       std::cout << answer.dump(2) << '\n';
     } else {
-      fmt::print("eval {} ({}, {}): run {}\n{}\n", task.name, task.timed_case, task.shape,
-                 session.run_id(), step_line(a));
+      // The user's file, not the copy the session compiled, and NVRTC's log under the step.
+      const attempt shown = naming_file(a, f->candidate);
+      fmt::print("eval {} ({}, {}): run {}\n{}\n{}", task.name, task.timed_case, task.shape,
+                 session.run_id(), step_line(shown), log_lines(shown));
       if (!a.diagnosis.empty()) fmt::print("          {}\n", a.diagnosis);
     }
     if (unjudged) {
-      std::cerr << "blaster: judging a candidate needs a GPU: " << session.cannot_judge() << '\n';
+      std::cerr << "blaster: " << no_gpu << '\n';
       return static_cast<int>(exit_no_gpu);
     }
     return static_cast<int>(exit_ok);

@@ -21,15 +21,57 @@ namespace blaster {
 #ifdef BLASTER_HAVE_LANDLOCK
 namespace {
 
+// Rights of later ABIs, which older headers lack; the kernel is asked for them only where its
+// ABI has them.
+constexpr std::uint64_t access_fs_refer = 1ULL << 13;     // ABI 2
+constexpr std::uint64_t access_fs_truncate = 1ULL << 14;  // ABI 3
+constexpr std::uint64_t scope_signal = 1ULL << 1;         // ABI 6
+
 // Every file right of Landlock's first ABI, which every kernel with Landlock knows: the rules
 // leave out only what they grant.
-constexpr std::uint64_t all_file_rights =
+constexpr std::uint64_t first_abi_rights =
     LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
     LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
     LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
     LANDLOCK_ACCESS_FS_MAKE_SYM;
 constexpr std::uint64_t read_rights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+
+// The file rights this ABI handles: unhandled, truncate(2) of any path would stay allowed (ABI
+// 3), and a rename across folders would be refused even inside a writable one (ABI 2).
+std::uint64_t handled_rights(int abi) {
+  std::uint64_t rights = first_abi_rights;
+  if (abi >= 2) rights |= access_fs_refer;
+  if (abi >= 3) rights |= access_fs_truncate;
+  return rights;
+}
+
+std::uint64_t rights_of(file_access access, int abi) {
+  const std::uint64_t truncate = abi >= 3 ? access_fs_truncate : 0;
+  switch (access) {
+    case file_access::read:
+      return read_rights;
+    case file_access::read_execute:
+      return read_rights | LANDLOCK_ACCESS_FS_EXECUTE;
+    case file_access::read_write:
+      return LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | truncate;
+    case file_access::everything:
+      return handled_rights(abi);
+  }
+  return 0;
+}
+
+// The rights a rule on a file (not a folder) may name: the folder rights are refused there.
+constexpr std::uint64_t file_only_rights = LANDLOCK_ACCESS_FS_EXECUTE |
+                                           LANDLOCK_ACCESS_FS_WRITE_FILE |
+                                           LANDLOCK_ACCESS_FS_READ_FILE | access_fs_truncate;
+
+// The ruleset's attributes as ABI 6 lays them out; older kernels are given the first field only.
+struct ruleset_attributes {
+  std::uint64_t handled_access_fs = 0;
+  std::uint64_t handled_access_net = 0;
+  std::uint64_t scoped = 0;
+};
 
 class descriptor {
  public:
@@ -45,54 +87,71 @@ class descriptor {
   int fd_;
 };
 
-void allow_beneath(int ruleset, const std::filesystem::path& folder, std::uint64_t rights) {
-  const descriptor dir(::open(folder.c_str(), O_PATH | O_CLOEXEC));
-  if (dir.get() < 0) {
-    BLASTER_THROW("confining file access: open({}): {}", folder.string(), std::strerror(errno));
+void allow_beneath(int ruleset, const file_rule& rule, int abi) {
+  const descriptor target(::open(rule.path.c_str(), O_PATH | O_CLOEXEC));
+  if (target.get() < 0) {
+    BLASTER_THROW("confining file access: open({}): {}", rule.path.string(),
+                  std::strerror(errno));
   }
-  landlock_path_beneath_attr rule{};
-  rule.allowed_access = rights;
-  rule.parent_fd = dir.get();
-  if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
-    BLASTER_THROW("confining file access: landlock_add_rule({}): {}", folder.string(),
+  std::uint64_t rights = rights_of(rule.access, abi);
+  if (!std::filesystem::is_directory(rule.path)) rights &= file_only_rights;
+  landlock_path_beneath_attr attribute{};
+  attribute.allowed_access = rights;
+  attribute.parent_fd = target.get();
+  if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attribute, 0) != 0) {
+    BLASTER_THROW("confining file access: landlock_add_rule({}): {}", rule.path.string(),
                   std::strerror(errno));
   }
 }
 
 }  // namespace
 
-bool file_confinement_available() {
-  return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) >= 1;
+int file_confinement_abi() {
+  const long abi =
+      ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi > 0 ? static_cast<int>(abi) : 0;
 }
 
-bool confine_file_access(const std::vector<std::filesystem::path>& readable,
-                         const std::filesystem::path& writable) {
-  if (!file_confinement_available()) return false;
-  landlock_ruleset_attr attributes{};
-  attributes.handled_access_fs = all_file_rights;
+int confine_files(const std::vector<file_rule>& rules, bool scope_signals) {
+  const int abi = file_confinement_abi();
+  if (abi < 1) return 0;
+  ruleset_attributes attributes;
+  attributes.handled_access_fs = handled_rights(abi);
+  std::size_t size = sizeof attributes.handled_access_fs;
+  if (scope_signals && abi >= 6) {
+    attributes.scoped = scope_signal;
+    size = sizeof attributes;
+  }
   const descriptor ruleset(
-      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attributes, sizeof attributes, 0)));
+      static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attributes, size, 0)));
   if (ruleset.get() < 0) {
     BLASTER_THROW("confining file access: landlock_create_ruleset: {}", std::strerror(errno));
   }
-  for (const auto& folder : readable) allow_beneath(ruleset.get(), folder, read_rights);
-  allow_beneath(ruleset.get(), writable, all_file_rights);
+  for (const file_rule& rule : rules) allow_beneath(ruleset.get(), rule, abi);
   // Landlock asks that the process can gain no privileges, so that the rules cannot be shed.
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
       ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0) {
     BLASTER_THROW("confining file access: landlock_restrict_self: {}", std::strerror(errno));
   }
-  return true;
+  return abi;
 }
 
 #else
 
-bool file_confinement_available() { return false; }
+int file_confinement_abi() { return 0; }
 
-bool confine_file_access(const std::vector<std::filesystem::path>&, const std::filesystem::path&) {
-  return false;
-}
+int confine_files(const std::vector<file_rule>&, bool) { return 0; }
 
 #endif
+
+bool file_confinement_available() { return file_confinement_abi() >= 1; }
+
+bool confine_file_access(const std::vector<std::filesystem::path>& readable,
+                         const std::filesystem::path& writable) {
+  std::vector<file_rule> rules;
+  for (const auto& folder : readable) rules.push_back({folder, file_access::read});
+  rules.push_back({writable, file_access::everything});
+  return confine_files(rules) > 0;
+}
 
 }  // namespace blaster

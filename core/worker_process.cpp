@@ -51,7 +51,10 @@ using steady = std::chrono::steady_clock;
   }
   // Everything else the parent had open stays behind.
   if (::close_range(above, ~0U, 0) != 0) ::_exit(126);
+  // A program it starts gets these as anywhere, whatever blaster does with them (blaster's own
+  // children ignore SIGXFSZ again in main).
   ::signal(SIGPIPE, SIG_DFL);
+  ::signal(SIGXFSZ, SIG_DFL);
   ::execve(argv[0], argv.data(), envp);
   ::_exit(127);
 }

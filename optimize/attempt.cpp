@@ -1,5 +1,6 @@
 #include "optimize/attempt.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <regex>
@@ -31,17 +32,39 @@ std::string_view trajectory_status(std::string_view reason) {
   return "wrongresult";
 }
 
-std::optional<int> first_error_line(std::string_view log) {
+std::optional<int> first_error_line(std::string_view log, std::string_view file_name,
+                                    std::string_view source) {
   // NVRTC: "name.cu(12): error: ...", also with a column: "name.cu(12, 4): error".
-  static const std::regex located(R"(\((\d+)(?:,\s*\d+)?\):\s*(?:catastrophic\s+)?error)");
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(log.begin(), log.end(), m, located)) return std::nullopt;
-  int line = 0;
-  const auto text = m[1].str();
-  if (std::from_chars(text.data(), text.data() + text.size(), line).ec != std::errc()) {
-    return std::nullopt;
+  static const std::regex located(
+      R"re(^([^(]*)\((\d+)(?:,\s*\d+)?\):\s*(?:catastrophic\s+)?error[^"]*(?:"([^"]*)")?)re");
+  std::optional<std::string> unnamed_kernel;
+  for (std::size_t at = 0; at < log.size();) {
+    const std::size_t end = std::min(log.find('\n', at), log.size());
+    const std::string_view line = log.substr(at, end - at);
+    at = end + 1;
+    std::match_results<std::string_view::const_iterator> m;
+    if (!std::regex_search(line.begin(), line.end(), m, located)) continue;
+    if (m[1].str() == file_name) {
+      int number = 0;
+      const auto text = m[2].str();
+      if (std::from_chars(text.data(), text.data() + text.size(), number).ec == std::errc()) {
+        return number;
+      }
+    } else if (m[1].str() == "__nv_name_map" && m[3].matched && !unnamed_kernel) {
+      unnamed_kernel = m[3].str();
+    }
   }
-  return line;
+  if (!unnamed_kernel || unnamed_kernel->empty()) return std::nullopt;
+  // The plan names the kernel in the leading comment: its line is the one to fix.
+  int number = 1;
+  for (std::size_t at = 0; at < source.size(); ++number) {
+    const std::size_t end = std::min(source.find('\n', at), source.size());
+    if (source.substr(at, end - at).find(*unnamed_kernel) != std::string_view::npos) {
+      return number;
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 nlohmann::json to_json(const attempt& a) {

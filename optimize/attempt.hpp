@@ -58,8 +58,12 @@ struct attempt {
 // became a kernel: compile, plan or reply errors) or wrongresult (it ran and was rejected).
 std::string_view trajectory_status(std::string_view reason);
 
-// The first source line a compile log blames ("file.cu(12): error: ..."), if any.
-std::optional<int> first_error_line(std::string_view log);
+// The first line of the candidate's own file `file_name` that a compile log blames
+// ("file.cu(12): error: ..."), if any. NVRTC places an error in a kernel name the source does not
+// define in a file of its own, __nv_name_map: such an error is blamed on the first line of
+// `source` that names the kernel (the plan's entry), never on the name map's line.
+std::optional<int> first_error_line(std::string_view log, std::string_view file_name,
+                                    std::string_view source = {});
 
 nlohmann::json to_json(const attempt& a);
 attempt attempt_from_json(const nlohmann::json& j);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "benchmarking/worker/gate_protocol.hpp"
+#include "core/file_io.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster {
 namespace {
@@ -13,7 +15,7 @@ constexpr int min_interval_sessions = 2;
 
 }  // namespace
 
-void fill_outcome(const bench_report& report, attempt& a) {
+void fill_outcome(const bench_report& report, attempt& a, std::string_view source) {
   a.bench_run_id = report.run_id;
   a.phase_ms = report.phase_ms;
   const variant_result* fastest = nullptr;
@@ -47,8 +49,9 @@ void fill_outcome(const bench_report& report, attempt& a) {
     a.params = rejected->params;
     if (rejected->reason == reason_code::compile_error ||
         rejected->reason == reason_code::plan_error) {
-      a.log = rejected->log.substr(0, max_log_chars);
-      a.error_line = first_error_line(rejected->log);
+      a.log = first_bytes(rejected->log, max_log_chars);
+      a.error_line = first_error_line(
+          rejected->log, std::filesystem::path(rejected->file).filename().string(), source);
     }
     return;
   }
@@ -87,7 +90,7 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
       source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
   const bench_report report = run_bench(o, records_, &warm_);
   if (report.device) device_ = to_json(*report.device);
-  fill_outcome(report, a);
+  fill_outcome(report, a, read_file(source_file));
   if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;
 }
 

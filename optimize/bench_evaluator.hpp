@@ -45,7 +45,7 @@ class bench_evaluator final : public step_evaluator {
 
 // What a bench report says about its one candidate, as the step's outcome: the fastest variant
 // that passed, else the first rejection with its evidence (and the compile log where the source
-// did not compile).
-void fill_outcome(const bench_report& report, attempt& a);
+// did not compile, with the line of `source` it blames).
+void fill_outcome(const bench_report& report, attempt& a, std::string_view source = {});
 
 }  // namespace blaster

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -29,6 +30,9 @@ namespace {
 struct http_request {
   std::string method;
   std::string path;
+  std::optional<std::size_t> content_length;
+  std::optional<std::string> content_type;
+  std::optional<std::string> origin;
   std::string body;
 };
 
@@ -37,6 +41,48 @@ enum class read_outcome { whole, gone, bad };
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+std::string trimmed(std::string_view s) {
+  const std::size_t first = s.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const std::size_t last = s.find_last_not_of(" \t");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+// [bytes] the longest request line taken: a method, a path and a version.
+constexpr std::size_t max_request_line_bytes = 8192;
+
+// Why the bytes so far cannot begin an HTTP request, or an empty string: checked as they arrive,
+// so that garbage is answered at once instead of when the client gives up.
+std::string not_a_request_line(std::string_view data) {
+  const std::size_t end = data.find('\n');
+  const std::string_view line = data.substr(0, end);
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    const bool last_cr = c == '\r' && end != std::string_view::npos && i + 1 == line.size();
+    if ((c < 0x20 || c > 0x7E) && !last_cr) {
+      return fmt::format("byte 0x{:02X} in the request line: this is not HTTP", c);
+    }
+  }
+  if (end == std::string_view::npos) {
+    if (line.size() > max_request_line_bytes) {
+      return fmt::format("the request line passes {} bytes", max_request_line_bytes);
+    }
+    return {};
+  }
+  const std::string text = trimmed(line.substr(0, line.size() - (line.ends_with('\r') ? 1 : 0)));
+  const std::size_t sp1 = text.find(' ');
+  const std::size_t sp2 = sp1 == std::string::npos ? sp1 : text.find(' ', sp1 + 1);
+  const bool method_ok =
+      sp1 != std::string::npos && sp1 > 0 &&
+      std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(sp1),
+                  [](char c) { return c >= 'A' && c <= 'Z'; });
+  if (!method_ok || sp2 == std::string::npos || text[sp1 + 1] != '/' ||
+      (text.substr(sp2 + 1) != "HTTP/1.1" && text.substr(sp2 + 1) != "HTTP/1.0")) {
+    return "the request line is not METHOD /PATH HTTP/1.x";
+  }
+  return {};
 }
 
 // One request: the request line, headers up to a blank line, then Content-Length bytes of body.
@@ -50,6 +96,8 @@ read_outcome read_request(int fd, const http_limits& limits, http_request& reque
     const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
     if (n <= 0) return read_outcome::gone;  // closed, reset, or silent past the timeout
     data.append(chunk, static_cast<std::size_t>(n));
+    problem = not_a_request_line(data);
+    if (!problem.empty()) return read_outcome::bad;
     header_end = data.find("\r\n\r\n");
     if (header_end == std::string::npos && data.size() > limits.max_header_bytes) {
       problem = fmt::format("the request's headers pass {} bytes", limits.max_header_bytes);
@@ -60,50 +108,85 @@ read_outcome read_request(int fd, const http_limits& limits, http_request& reque
   const std::size_t line_end = head.find("\r\n");
   const std::string line = head.substr(0, line_end);
   const std::size_t sp1 = line.find(' ');
-  const std::size_t sp2 = line.find(' ', sp1 == std::string::npos ? sp1 : sp1 + 1);
-  if (sp1 == std::string::npos || sp2 == std::string::npos) {
-    problem = "the request line is not METHOD PATH HTTP/1.x";
-    return read_outcome::bad;
-  }
+  const std::size_t sp2 = line.find(' ', sp1 + 1);
   request.method = line.substr(0, sp1);
   request.path = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::optional<std::size_t> length;
   for (std::size_t at = line_end; at != std::string::npos && at < head.size();) {
     const std::size_t next = head.find("\r\n", at + 2);
     const std::string header =
         head.substr(at + 2, next == std::string::npos ? std::string::npos : next - at - 2);
     at = next;
     const std::size_t colon = header.find(':');
-    if (colon == std::string::npos) continue;
-    if (lower(header.substr(0, colon)) == "transfer-encoding") {
+    if (colon == std::string::npos || colon == 0) {
+      problem = "a header line has no NAME: value";
+      return read_outcome::bad;
+    }
+    const std::string name = lower(header.substr(0, colon));
+    const std::string value = trimmed(std::string_view(header).substr(colon + 1));
+    if (name == "transfer-encoding") {
       problem = "chunked bodies are not taken; send Content-Length";
       return read_outcome::bad;
     }
-    if (lower(header.substr(0, colon)) != "content-length") continue;
-    std::string value = header.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
+    if (name == "content-type") request.content_type = value;
+    if (name == "origin") request.origin = value;
+    if (name != "content-length") continue;
     std::size_t n = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || end != value.data() + value.size()) {
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
       problem = "Content-Length is not a number";
       return read_outcome::bad;
     }
-    length = n;
+    // Two lengths that disagree leave the body's end unknown: refused at once, never waited on.
+    if (request.content_length && *request.content_length != n) {
+      problem = fmt::format("two Content-Length headers disagree ({} and {})",
+                            *request.content_length, n);
+      return read_outcome::bad;
+    }
+    request.content_length = n;
   }
-  if (!length) length = 0;
-  if (*length > limits.max_body_bytes) {
-    problem = fmt::format("the body has {} bytes, more than the {} a request may have", *length,
-                          limits.max_body_bytes);
+  const std::size_t length = request.content_length.value_or(0);
+  if (length > limits.max_body_bytes) {
+    problem = too_large_request(length, limits.max_body_bytes);
     return read_outcome::bad;
   }
   request.body = data.substr(header_end + 4);
-  while (request.body.size() < *length) {
+  while (request.body.size() < length) {
     const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
     if (n <= 0) return read_outcome::gone;  // left mid-request
     request.body.append(chunk, static_cast<std::size_t>(n));
   }
-  request.body.resize(*length);
+  request.body.resize(length);
   return read_outcome::whole;
+}
+
+// Whether an Origin header names this machine's loopback: a page a browser loaded from
+// elsewhere sends its own origin, and must not be able to post candidates or stop serving.
+bool loopback_origin(const std::string& origin) {
+  std::string_view rest = origin;
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else {
+    return false;  // "null" (a file or a sandboxed frame), or another scheme
+  }
+  std::string_view host = rest;
+  if (host.starts_with("[::1]")) {
+    rest.remove_prefix(5);
+  } else {
+    const std::size_t colon = rest.find(':');
+    host = rest.substr(0, colon);
+    if (lower(std::string(host)) != "localhost" && host != "127.0.0.1") return false;
+    rest.remove_prefix(host.size());
+  }
+  if (rest.empty()) return true;
+  return rest.size() > 1 && rest[0] == ':' &&
+         std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool json_content_type(const std::optional<std::string>& type) {
+  if (!type) return false;
+  return lower(trimmed(std::string_view(*type).substr(0, type->find(';')))) == "application/json";
 }
 
 // Writes everything, or as much as a client still reading takes; never raises SIGPIPE.
@@ -211,6 +294,18 @@ serve_outcome http_front::run(judging_session& session, const reply_limits& limi
               {{"error", fmt::format("no {}; POST /v1/evaluate or /v1/stop", request.path)}});
     } else if (request.method != "POST") {
       respond(fd, 405, "Method Not Allowed", {{"error", "POST is the only method"}});
+    } else if (request.path == "/v1/evaluate" && !request.content_length) {
+      respond(fd, 400, "Bad Request",
+              {{"error", "a request to /v1/evaluate needs a Content-Length"}});
+    } else if (request.origin && !loopback_origin(*request.origin)) {
+      respond(fd, 403, "Forbidden",
+              {{"error", fmt::format("a request from origin {} is refused: only this machine's "
+                                     "own clients, with no Origin or a loopback one, are served",
+                                     *request.origin)}});
+    } else if (request.path == "/v1/evaluate" && !json_content_type(request.content_type)) {
+      respond(fd, 415, "Unsupported Media Type",
+              {{"error", "the body must come as Content-Type: application/json (a form a web "
+                         "page posts is refused)"}});
     } else if (request.path == "/v1/stop") {
       stop();
       respond(fd, 200, "OK", {{"stopping", true}});

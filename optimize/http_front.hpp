@@ -21,7 +21,7 @@ class judging_session;
 
 struct http_limits {
   std::size_t max_header_bytes = 16 * 1024;
-  std::size_t max_body_bytes = 2 * 1024 * 1024;  // a 256 KiB source, JSON-escaped, and more
+  std::size_t max_body_bytes = max_request_bytes;  // as a line of serve's standard input
   int read_timeout_s = 30;                       // a client that stalls mid-request is dropped
   int max_connections = 64;                      // beyond them a client is told 503
 };

@@ -4,6 +4,7 @@
 
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster {
 
@@ -56,6 +57,13 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
         result_.folder / fmt::format("candidate-{}.cu", a.source_sha256.substr(0, 12));
     write_file_atomically(file, source);
     evaluator_.evaluate(file, result_.run_id, a);
+  }
+  // What the step keeps is sent back to the proposer and exported: valid UTF-8, whatever bytes
+  // the evaluation quoted, and no folder of the home (a compile error names the candidate's
+  // file by the path it was written to).
+  for (std::string* text : {&a.message, &a.log, &a.diagnosis}) {
+    *text = without_home_paths(without_home_paths(valid_utf8(*text), result_.folder),
+                               records_.home());
   }
   const std::string unjudged = evaluator_.cannot_judge();
   a.status =

@@ -45,6 +45,8 @@ class judging_session {
                          const std::string& proposer);
   // Ends the run as failed, every step recorded so far kept.
   void fail() noexcept;
+  // The proposer's box, for the run's report (optimize_result::box).
+  void set_box(nlohmann::json box) { result_.box = std::move(box); }
 
   [[nodiscard]] std::int64_t run_id() const { return result_.run_id; }
   [[nodiscard]] const std::filesystem::path& folder() const { return result_.folder; }

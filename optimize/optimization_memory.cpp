@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "evidence/detail/row_binding.hpp"
 #include "evidence/store.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster {
 namespace {
@@ -24,29 +25,45 @@ std::optional<double> real_or_null(const statement& row, int column) {
   return row.column_double(column);
 }
 
+// A text column as the rest of blaster may use it: a home written by an older blaster can hold
+// bytes that are not UTF-8 (a proposer's reply quoted in a message), which no JSON form takes.
+std::string text_of(const statement& row, int column) {
+  return valid_utf8(row.column_text(column));
+}
+
+// A JSON column that must hold an array or object of strings: what does not parse as one is
+// left out rather than failing every later read of the memory.
+template <typename T>
+T json_column(const statement& row, int column) {
+  if (row.column_is_null(column)) return T{};
+  const auto j = nlohmann::json::parse(text_of(row, column), nullptr, false);
+  try {
+    return j.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return T{};
+  }
+}
+
 // step_columns, read from `first` on.
 attempt read_step(const statement& row, int first) {
   attempt a;
   a.step = static_cast<int>(row.column_int64(first));
   if (!row.column_is_null(first + 1)) a.parent = static_cast<int>(row.column_int64(first + 1));
-  a.hypothesis = row.column_text(first + 2);
-  a.kind = row.column_text(first + 3);
-  a.tags = nlohmann::json::parse(row.column_text(first + 4)).get<std::vector<std::string>>();
-  a.status = row.column_text(first + 5);
-  a.reason = row.column_text(first + 6);
-  a.message = row.column_text(first + 7);
-  a.variant = row.column_text(first + 8);
-  if (!row.column_is_null(first + 9)) {
-    a.params = nlohmann::json::parse(row.column_text(first + 9))
-                   .get<std::map<std::string, std::string>>();
-  }
+  a.hypothesis = text_of(row, first + 2);
+  a.kind = text_of(row, first + 3);
+  a.tags = json_column<std::vector<std::string>>(row, first + 4);
+  a.status = text_of(row, first + 5);
+  a.reason = text_of(row, first + 6);
+  a.message = text_of(row, first + 7);
+  a.variant = text_of(row, first + 8);
+  a.params = json_column<std::map<std::string, std::string>>(row, first + 9);
   a.time_us = real_or_null(row, first + 10);
   a.baseline_us = real_or_null(row, first + 11);
   a.speedup = real_or_null(row, first + 12);
   a.speedup_low = real_or_null(row, first + 13);
   a.speedup_high = real_or_null(row, first + 14);
   a.reward = row.column_double(first + 15);
-  a.diagnosis = row.column_text(first + 16);
+  a.diagnosis = text_of(row, first + 16);
   a.kept = row.column_int64(first + 17) != 0;
   a.at_s = row.column_double(first + 18);
   a.elapsed_s = row.column_double(first + 19);
@@ -105,6 +122,8 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
   }
 }
 
+const std::filesystem::path& optimization_memory::home() const { return records_.home(); }
+
 std::vector<attempt> optimization_memory::steps_of(std::int64_t run_id) const {
   statement s = records_.db().prepare("SELECT " + std::string(step_columns) +
                                       " FROM optimize_steps s WHERE s.run_id = ?1 ORDER BY s.step");
@@ -130,9 +149,9 @@ std::vector<optimization_memory::entry> optimization_memory::recall(const query&
   std::vector<entry> out;
   while (s.step()) {
     out.push_back(entry{.run_id = s.column_int64(0),
-                        .task = s.column_text(1),
-                        .case_name = s.column_text(2),
-                        .started_at = s.column_text(3),
+                        .task = text_of(s, 1),
+                        .case_name = text_of(s, 2),
+                        .started_at = text_of(s, 3),
                         .step = read_step(s, 4)});
   }
   return out;
@@ -165,7 +184,10 @@ nlohmann::json memory_for_request(const optimization_memory& memory, const std::
     for (const auto& e : entries) {
       if (most <= 0 || static_cast<int>(out.size()) >= limit) return;
       if (!seen.insert({e.run_id, e.step.step}).second) continue;
-      out.push_back(to_json(e));
+      nlohmann::json j = to_json(e);
+      // A step an older blaster recorded may quote a path of the home; the proposer sees none.
+      j["message"] = without_home_paths(e.step.message, memory.home());
+      out.push_back(std::move(j));
       --most;
     }
   };

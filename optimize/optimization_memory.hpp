@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ class optimization_memory {
   };
   // Matching steps, the most rewarding first, then the newest.
   std::vector<entry> recall(const query& q) const;
+
+  // The store's folder, whose paths no request may carry.
+  [[nodiscard]] const std::filesystem::path& home() const;
 
  private:
   store& records_;

@@ -16,7 +16,7 @@ nlohmann::json to_json(const optimize_result& r, const task_brief& task,
     steps.push_back(to_json(a));
     if (a.baseline_us) baseline_us = a.baseline_us;
   }
-  return {{"protocol", protocol_name},
+  nlohmann::json j = {{"protocol", protocol_name},
           {"run_id", r.run_id},
           {"task", task.name},
           {"title", task.title},
@@ -39,6 +39,8 @@ nlohmann::json to_json(const optimize_result& r, const task_brief& task,
           {"baseline_us", baseline_us ? nlohmann::json(*baseline_us) : nullptr},
           {"best", r.best ? nlohmann::json(*r.best) : nullptr},
           {"steps", steps}};
+  if (!r.box.is_null()) j["box"] = r.box;
+  return j;
 }
 
 nlohmann::json to_json(const optimize_result& r, const optimize_options& options) {
@@ -50,37 +52,39 @@ optimize_result run_optimize(const optimize_options& options, store& records,
                              const std::function<void(const attempt&)>& progress) {
   judging_session session(records, evaluator, options.command, options.task, options.scratch);
   try {
-    proposer_process proposer(options.proposer, session.folder() / "proposer.log");
+    proposer_process proposer(options.proposer, session.folder() / "proposer.log", options.box);
+    // The proposer is ended before the session's record is written, so that the record says
+    // how it ended and what had to be killed with it.
+    const auto finish = [&](const std::string& ended, const std::string& why) {
+      proposer.stop();
+      session.set_box(proposer.record());
+      return session.finish(ended, why, options.proposer);
+    };
     for (int step = 1;; ++step) {
       const double elapsed = session.elapsed_s();
       if (options.steps && step > *options.steps) {
-        return session.finish("steps", fmt::format("all {} steps were taken", *options.steps),
-                              options.proposer);
+        return finish("steps", fmt::format("all {} steps were taken", *options.steps));
       }
       if (options.minutes && elapsed >= *options.minutes * 60.0) {
-        return session.finish("minutes",
-                              fmt::format("the {:g} minutes were used", *options.minutes),
-                              options.proposer);
+        return finish("minutes", fmt::format("the {:g} minutes were used", *options.minutes));
       }
       request_state state = session.state_for(step, options.history, options.memory_entries);
       if (options.steps) state.steps_left = *options.steps - step + 1;
       if (options.minutes) state.seconds_left = *options.minutes * 60.0 - elapsed;
       const auto answer = proposer.ask(build_request(options.task, state).dump(),
                                        options.reply_deadline, options.max_reply_bytes);
-      if (!answer.line) return session.finish(answer.ended, answer.why, options.proposer);
+      if (!answer.line) return finish(answer.ended, answer.why);
       const parsed_reply reply = parse_reply(*answer.line, options.limits);
       if (const auto* stop = std::get_if<stop_request>(&reply)) {
         // The stop itself is no step, but its line is kept with the run.
         records.cas().put(*answer.line);
-        return session.finish("proposer_stopped",
-                              stop->why.empty() ? "the proposer asked to stop"
-                                                : "the proposer asked to stop: " + stop->why,
-                              options.proposer);
+        return finish("proposer_stopped", stop->why.empty()
+                                              ? "the proposer asked to stop"
+                                              : "the proposer asked to stop: " + stop->why);
       }
       const attempt& a = session.judge(*answer.line, reply);
       if (progress) progress(a);
-      if (a.status == "unjudged")
-        return session.finish("no_gpu", session.cannot_judge(), options.proposer);
+      if (a.status == "unjudged") return finish("no_gpu", session.cannot_judge());
     }
   } catch (...) {
     session.fail();  // every step recorded so far stays; the run says it failed

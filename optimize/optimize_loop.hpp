@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optimize/attempt.hpp"
+#include "optimize/proposer_box.hpp"
 #include "optimize/protocol.hpp"
 
 namespace blaster {
@@ -34,6 +35,7 @@ class step_evaluator {
 struct optimize_options {
   std::string command;  // as the user typed it, for the run's record
   std::string proposer;  // the shell command that starts the proposer
+  proposer_box_options box;  // the proposer's box: its environment, its log's cap
   task_brief task;
   std::optional<int> steps;     // at most this many steps
   std::optional<double> minutes;  // no new step after this long
@@ -57,6 +59,9 @@ struct optimize_result {
   std::string why;
   double elapsed_s = 0.0;
   nlohmann::json device;
+  // The proposer's box (proposer_process::record): its confinement, and how the proposer ended
+  // and what had to be killed with it. Null for serve and eval, which have no proposer.
+  nlohmann::json box;
 };
 
 // The session's report: the task, who proposed, how it ended, and every step.

@@ -70,6 +70,7 @@ std::vector<params_arm> arms_of(const std::vector<std::filesystem::path>& files)
                       .params = config,
                       .source = pin_params(source, file.string(), config),
                       .time_us = std::nullopt,
+                      .speedup = std::nullopt,
                       .rejected = {}});
     }
   }

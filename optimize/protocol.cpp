@@ -4,6 +4,7 @@
 
 #include "core/dtype.hpp"
 #include "core/file_io.hpp"
+#include "optimize/untrusted_text.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {
@@ -13,23 +14,33 @@ reply_problem problem(std::string detail) {
   return reply_problem{.reason = "invalid_reply", .detail = std::move(detail)};
 }
 
-// The first line of a text, for a field that must be one line.
+// The first line of a text, for a field that must be one line; cut between characters, since
+// a cut inside one would leave bytes that no JSON form can hold.
 std::string one_line(std::string_view text, std::size_t max_chars) {
-  const auto end = text.find_first_of("\r\n");
-  std::string line(text.substr(0, end));
-  if (line.size() > max_chars) line.resize(max_chars);
-  return line;
+  return first_chars(text.substr(0, text.find_first_of("\r\n")), max_chars);
 }
+
+// nlohmann's account of a parse error quotes what it read last: a few words of it are enough.
+constexpr std::size_t max_parse_error_chars = 300;
 
 }  // namespace
 
 parsed_reply parse_reply(std::string_view line, const reply_limits& limits) {
+  // JSON is UTF-8 text; a stray byte is named here, so that no message quotes it raw (a byte
+  // that is not UTF-8 in the store would break every later JSON form of the step).
+  if (const auto at = invalid_utf8_at(line)) {
+    return problem(fmt::format(
+        "the reply is not UTF-8 text: byte 0x{:02X} at offset {}; JSON is UTF-8, so send any "
+        "other byte as an escape",
+        static_cast<unsigned char>(line[*at]), *at));
+  }
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's message names the byte; the line itself is in the CAS.
-    return problem(fmt::format("the reply is not JSON: {}", e.what()));
+    return problem(first_chars(fmt::format("the reply is not JSON: {}", e.what()),
+                               max_parse_error_chars));
   }
   if (!j.is_object()) return problem("the reply is not a JSON object");
   if (j.contains("stop")) {
@@ -64,13 +75,12 @@ parsed_reply parse_reply(std::string_view line, const reply_limits& limits) {
   if (j.contains("tags")) {
     const auto& tags = j.at("tags");
     if (!tags.is_array()) return problem("\"tags\" must be a list of strings");
-    if (tags.size() > limits.max_tags) {
-      return problem(fmt::format("\"tags\" has {} entries, at most {} are kept", tags.size(),
-                                 limits.max_tags));
-    }
     for (const auto& t : tags) {
       if (!t.is_string()) return problem("\"tags\" must be a list of strings");
-      p.tags.push_back(one_line(t.get<std::string>(), limits.max_tag_chars));
+      // The first max_tags are kept; the rest are dropped, as a long hypothesis is cut.
+      if (p.tags.size() < limits.max_tags) {
+        p.tags.push_back(one_line(t.get<std::string>(), limits.max_tag_chars));
+      }
     }
   }
   if (j.contains("sessions")) {

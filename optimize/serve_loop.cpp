@@ -26,16 +26,63 @@ nlohmann::json answer_request(judging_session& session, const std::string& line,
   return j;
 }
 
+std::string too_large_request(std::size_t bytes, std::size_t max_bytes) {
+  return fmt::format("the request has {} bytes, more than the {} a request may have", bytes,
+                     max_bytes);
+}
+
+namespace {
+
+enum class line_read { line, too_long, cut_off, end };
+
+// One line of `in`, without its newline, kept only up to `max_bytes`: a longer one is read to
+// its end and dropped (too_long, `bytes` its length), so that no client can make serve hold
+// more than the cap. cut_off: the input ended inside the line.
+line_read read_line(std::istream& in, std::string& line, std::size_t max_bytes,
+                    std::size_t& bytes) {
+  line.clear();
+  bytes = 0;
+  std::streambuf* buffer = in.rdbuf();
+  for (;;) {
+    const auto c = buffer->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      return bytes == 0 ? line_read::end : line_read::cut_off;
+    }
+    if (c == '\n') return bytes > max_bytes ? line_read::too_long : line_read::line;
+    ++bytes;
+    if (bytes <= max_bytes) line.push_back(static_cast<char>(c));
+  }
+}
+
+}  // namespace
+
 serve_outcome serve_requests(std::istream& in, std::ostream& out, judging_session& session,
-                             const reply_limits& limits) {
+                             const reply_limits& limits, std::size_t max_line_bytes) {
   serve_outcome o;
-  for (std::string line; std::getline(in, line);) {
-    if (in.eof()) {
+  std::string line;
+  for (;;) {
+    std::size_t bytes = 0;
+    const line_read read = read_line(in, line, max_line_bytes, bytes);
+    if (read == line_read::end) break;
+    if (read == line_read::cut_off) {
       // The input ended before this line's new-line: the client left while sending it.
       o.ended = "client_left";
-      o.why =
-          fmt::format("the input ended inside a request ({} bytes, dropped unjudged)", line.size());
+      o.why = fmt::format("the input ended inside a request ({} bytes, dropped unjudged)", bytes);
       return o;
+    }
+    if (read == line_read::too_long) {
+      ++o.refused;
+      out << nlohmann::json{{"id", nullptr}, {"error", too_large_request(bytes, max_line_bytes)}}
+                 .dump()
+          << '\n'
+          << std::flush;
+      if (!out) {
+        o.ended = "client_gone";
+        o.why = "an answer could not be written: the client closed its end";
+        return o;
+      }
+      continue;
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const parsed_reply request = parse_reply(line, limits);
@@ -63,6 +110,10 @@ serve_outcome serve_requests(std::istream& in, std::ostream& out, judging_sessio
   o.ended = "input_closed";
   o.why = fmt::format("the client closed the input after {} request{}", o.judged,
                       o.judged == 1 ? "" : "s");
+  if (o.refused > 0) {
+    o.why += fmt::format("; {} line{} over {} bytes refused", o.refused, o.refused == 1 ? "" : "s",
+                         max_line_bytes);
+  }
   return o;
 }
 

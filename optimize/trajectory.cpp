@@ -13,6 +13,7 @@
 #include "optimize/attempt.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/protocol.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster {
 namespace {
@@ -174,7 +175,9 @@ json trajectory_of(store& records, std::int64_t run_id) {
     if (best_so_far) best_time = a.time_us;
     const std::string sent = a.source_sha256.empty() ? object_text(records, a.reply_sha256)
                                                      : object_text(records, a.source_sha256);
-    messages.push_back({{"role", "assistant"}, {"content", sent}});
+    // A reply that was not UTF-8 cannot be a JSON string: its stray bytes show as U+FFFD here,
+    // and the CAS keeps them as they came.
+    messages.push_back({{"role", "assistant"}, {"content", valid_utf8(sent)}});
     messages.push_back({{"role", "user"},
                         {"content", fmt::format("[t+{}] {}", hms(a.at_s + a.elapsed_s),
                                                 result_line(a, best_so_far))}});
@@ -252,7 +255,10 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
           write_file_atomically(dir / "session.json",
                                 object_text(records, catalog.find_run(run)->report_sha256));
           const nlohmann::json rows = catalog.records_of(run);
-          write_file_atomically(dir / "run.json", rows.dump(1) + "\n");
+          // A step an older blaster stored may hold bytes that are not UTF-8: shown as U+FFFD.
+          write_file_atomically(
+              dir / "run.json",
+              rows.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
           for (const auto& c : objects_cited_in(rows)) objects.insert(c.sha256);
           for (const attempt& a : optimization_memory(records).steps_of(run)) {
             if (a.bench_run_id > 0) judged_by.insert(a.bench_run_id);

@@ -48,7 +48,8 @@ def propose(source_file, fresh):
 
 def run(args, fresh, home):
     me = os.path.abspath(__file__)
-    proposer = f"python3 {me} --propose {args.pinned_file}" + (" --fresh" if fresh else "")
+    # This very interpreter: the proposer's box passes PATH on, but not what a shim may need.
+    proposer = f"{sys.executable} {me} --propose {args.pinned_file}" + (" --fresh" if fresh else "")
     command = [args.blaster, "--root", args.root, "--home", home, "optimize", "--task", args.task,
                "--proposer", proposer, "--steps", str(args.steps), "--sessions", str(args.sessions),
                "--json"]

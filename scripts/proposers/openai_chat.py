@@ -2,7 +2,11 @@
 """A blaster optimize proposer backed by an OpenAI-compatible chat-completions endpoint.
 
     OPENAI_BASE_URL=https://api.example.com/v1 OPENAI_API_KEY=... OPENAI_MODEL=some-model \\
-        blaster optimize --task rmsnorm --proposer 'python3 scripts/proposers/openai_chat.py'
+        blaster optimize --task rmsnorm --proposer 'python3 scripts/proposers/openai_chat.py' \\
+        --proposer-env OPENAI_BASE_URL,OPENAI_API_KEY,OPENAI_MODEL
+
+blaster runs its proposer in a box whose environment holds only the variables it is told to
+pass (--proposer-env), so name every variable below that you set.
 
 It speaks optimize/PROTOCOL.md: one request line in, one reply line out. Each request becomes
 one stateless chat (the request already carries the best source, the recent attempts with their
@@ -12,8 +16,9 @@ without code is still answered, without a source, so that blaster records the st
 invalid reply and tells the model next time. Diagnostics go to standard error (proposer.log).
 
 Environment: OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY (sent as a
-bearer token when set), OPENAI_MODEL (required), BLASTER_PROPOSER_TIMEOUT (seconds per HTTP
-call, default 240, under optimize's --reply-timeout), BLASTER_PROPOSER_TEMPERATURE (default 0.7).
+bearer token when set), OPENAI_MODEL (required), PROPOSER_TIMEOUT (seconds per HTTP call,
+default 240, under optimize's --reply-timeout), PROPOSER_TEMPERATURE (default 0.7), and the
+usual HTTPS_PROXY and NO_PROXY where the endpoint is reached through a proxy.
 """
 
 import json
@@ -126,8 +131,8 @@ def main():
     model = os.environ.get("OPENAI_MODEL")
     if not model:
         raise SystemExit("openai_chat: set OPENAI_MODEL to the model the endpoint serves")
-    timeout = float(os.environ.get("BLASTER_PROPOSER_TIMEOUT", "240"))
-    temperature = float(os.environ.get("BLASTER_PROPOSER_TEMPERATURE", "0.7"))
+    timeout = float(os.environ.get("PROPOSER_TIMEOUT", "240"))
+    temperature = float(os.environ.get("PROPOSER_TEMPERATURE", "0.7"))
     for line in sys.stdin:
         request = json.loads(line)
         system = SYSTEM.format(candidate_format=request["task"]["candidate_format"])

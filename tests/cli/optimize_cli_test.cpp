@@ -2,11 +2,21 @@
 // on rmsnorm: a reply that is not JSON, a source that does not compile, then the baseline's own
 // source. With a GPU the last is judged; without one the session ends there with exit 3. Either
 // way every step is in the memory and the session exports as a bundle that verify accepts.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -14,6 +24,7 @@
 
 #include "cli/run_blaster.hpp"
 #include "core/cuda_driver.hpp"
+#include "core/file_confinement.hpp"
 #include "core/file_io.hpp"
 
 namespace blaster {
@@ -30,7 +41,10 @@ class OptimizeCli : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    std::filesystem::remove_all(dir_);
+    if (!marker_.empty()) std::filesystem::remove(marker_);
+  }
   testing::command_result run(const std::string& args) const {
     return testing::run_blaster(BLASTER_SOURCE_DIR, dir_ / "home", args, dir_ / "stderr.txt");
   }
@@ -44,6 +58,7 @@ class OptimizeCli : public ::testing::Test {
            "\"%s\\\\n\" \"$reply\"; done";
   }
   std::filesystem::path dir_;
+  std::filesystem::path marker_;  // a file a hostile proposer tried to drop into the checkout
 };
 
 TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
@@ -187,6 +202,209 @@ TEST_F(OptimizeCli, BadInputIsRefusedBeforeAnythingStarts) {
   const auto missing = run("optimize --task rmsnorm");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--proposer"), std::string::npos) << missing.err;
+  // An empty value is refused as every flag's is; one of blanks by optimize itself.
+  const auto nothing = run("optimize --task rmsnorm --proposer ''");
+  EXPECT_EQ(nothing.exit_code, 2) << nothing.err;
+  EXPECT_NE(nothing.err.find("--proposer: an empty value"), std::string::npos) << nothing.err;
+  const auto blank = run("optimize --task rmsnorm --proposer '  '");
+  EXPECT_EQ(blank.exit_code, 2) << blank.err;
+  EXPECT_NE(blank.err.find("--proposer is empty"), std::string::npos) << blank.err;
+  const auto own = run("optimize --task rmsnorm --proposer cat --proposer-env BLASTER_HOME");
+  EXPECT_EQ(own.exit_code, 2) << own.err;
+  EXPECT_NE(own.err.find("blaster's own variables never reach the proposer"), std::string::npos)
+      << own.err;
+}
+
+TEST_F(OptimizeCli, ExitsOneAndThreePrintAnErrorObjectWithJson) {
+  const auto died = run("optimize --task rmsnorm --steps 2 --proposer 'exit 5' --json");
+  EXPECT_EQ(died.exit_code, 1) << died.err;
+  const json session = json::parse(died.out);
+  EXPECT_EQ(session.at("error").at("code"), "proposer_exited");
+  EXPECT_NE(session.at("error").at("message").get<std::string>().find("exited with code 5"),
+            std::string::npos);
+  EXPECT_EQ(session.at("ended"), "proposer_exited");
+
+  const bool gpu = cuda::driver_unavailable_reason().empty();
+  const auto eval = run("eval --task rmsnorm --no-profile --json --candidate " +
+                        std::string(BLASTER_SOURCE_DIR) + "/tasks/rmsnorm/init.cu");
+  EXPECT_EQ(eval.exit_code, gpu ? 0 : 3) << eval.err;
+  const json answer = json::parse(eval.out);
+  EXPECT_EQ(answer.contains("error"), !gpu) << eval.out;
+  if (!gpu) {
+    EXPECT_EQ(answer.at("error").at("code"), "no_gpu");
+  }
+
+  const std::string baseline =
+      read_file(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rmsnorm" / "init.cu");
+  const auto optimized =
+      run("optimize --task rmsnorm --steps 1 --no-profile --json --proposer '" +
+          proposer({json{{"source", baseline}}.dump()}) + "'");
+  EXPECT_EQ(optimized.exit_code, gpu ? 0 : 3) << optimized.err;
+  EXPECT_EQ(json::parse(optimized.out).contains("error"), !gpu);
+  if (!gpu) {
+    EXPECT_EQ(json::parse(optimized.out).at("error").at("code"), "no_gpu");
+  }
+}
+
+// As bench refuses them: a device, a FIFO (which would block the read forever), a file larger
+// than a candidate may be, and bytes that are not text.
+TEST_F(OptimizeCli, EvalRefusesWhatIsNotACandidateFile) {
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.cu").c_str(), 0600), 0);
+  write_file_atomically(dir_ / "big.cu", std::string(300 * 1024, 'x'));
+  write_file_atomically(dir_ / "latin1.cu", "/* blaster {} */ // caf\xE9\n");
+  for (const std::string& file : {std::string("/dev/zero"), (dir_ / "fifo.cu").string(),
+                                 (dir_ / "big.cu").string(), (dir_ / "latin1.cu").string()}) {
+    const auto r = run("eval --task rmsnorm --no-profile --json --candidate " + file);
+    EXPECT_EQ(r.exit_code, 2) << file << ": " << r.err;
+    EXPECT_EQ(json::parse(r.out).at("error").at("code"), "bad_input") << file;
+  }
+  EXPECT_EQ(run("memory --json").out, "[]\n") << "nothing was recorded";
+}
+
+// What a proposer wrote is shown, never obeyed: a hypothesis's escapes print as text.
+TEST_F(OptimizeCli, MemoryPrintsAHypothesisControlCharactersAsText) {
+  write_file_atomically(
+      dir_ / "requests.txt",
+      json{{"source", "/* blaster {} */ oops"}, {"hypothesis", "\x1b[31mred\x1b]0;title\x07"}}
+              .dump() +
+          "\n");
+  ASSERT_EQ(run("serve --task rmsnorm --no-profile < " + (dir_ / "requests.txt").string())
+                .exit_code,
+            0);
+  const auto table = run("memory");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.find('\x1b'), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find('\x07'), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\\x1b[31mred\\x1b]0;title\\x07"), std::string::npos) << table.out;
+  // The JSON keeps it exactly.
+  EXPECT_EQ(json::parse(run("memory --json").out).at(0).at("hypothesis"),
+            "\x1b[31mred\x1b]0;title\x07");
+}
+
+// The issue's hostile proposer, through the real binary: it finds the home, tries to forge the
+// memory and drop files into the home and the checkout, reads blaster's variables and leaves a
+// setsid child. Nothing changes, nothing stays, and the session's record says what the box
+// did. Its requests name no path of the home, and each compile error's line is the candidate's.
+TEST_F(OptimizeCli, AHostileProposerChangesNothingAndLeavesNothing) {
+  if (!file_confinement_available()) GTEST_SKIP() << "this kernel has no Landlock";
+  const auto home = dir_ / "home";
+  const std::string baseline =
+      read_file(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rmsnorm" / "init.cu");
+  std::string broken = baseline;
+  broken.replace(broken.find("__global__"), 10, "__global__ undefined_type");
+  const int broken_line =
+      1 + static_cast<int>(std::count(broken.begin(),
+                                      broken.begin() + static_cast<std::ptrdiff_t>(
+                                                           broken.find("undefined_type")),
+                                      '\n'));
+  std::string renamed = baseline;
+  renamed.replace(renamed.find("\"rmsnorm_naive\""), 15, "\"rmsnorm_renamed\"");
+  write_file_atomically(dir_ / "replies.txt",
+                        json{{"source", broken}, {"hypothesis", "a typo"}}.dump() + "\n" +
+                            json{{"source", renamed}, {"hypothesis", "renamed"}}.dump() + "\n");
+  write_file_atomically(
+      dir_ / "hostile.sh",
+      "home=\"$1\"; marker=\"$2\"; exec 3< \"$3\"\n"
+      "setsid sleep 300 & echo \"pids $$ $!\" >&2\n"
+      "echo \"blaster variables: $(env | grep -c '^BLASTER_')\" >&2\n"
+      "while IFS= read -r request; do\n"
+      "  printf 'REQUEST %s\\n' \"$request\" >&2\n"
+      "  sqlite3 \"$home/blaster.db\" \"UPDATE optimize_steps SET reward = 42, status = 'ok'\" "
+      "2>/dev/null\n"
+      "  printf x >> \"$home/blaster.db\" 2>/dev/null\n"
+      "  touch \"$home/forged\" \"$marker\" 2>/dev/null\n"
+      "  IFS= read -r reply <&3 || exit 0\n"
+      "  printf '%s\\n' \"$reply\"\n"
+      "done\n");
+  marker_ = std::filesystem::path(BLASTER_SOURCE_DIR) /
+            ("forged-by-a-proposer-" + std::to_string(::getpid()));
+  ::setenv("BLASTER_HOME", home.c_str(), 1);
+  const auto r = run(fmt::format(
+      "optimize --task rmsnorm --steps 2 --no-profile --json --proposer 'sh {} {} {} {}'",
+      (dir_ / "hostile.sh").string(), home.string(), marker_.string(),
+      (dir_ / "replies.txt").string()));
+  ::unsetenv("BLASTER_HOME");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json session = json::parse(r.out);
+  const json& box = session.at("box");
+  EXPECT_EQ(box.at("confinement").at("confined"), true) << box.dump();
+  EXPECT_GE(box.at("ended").at("moved_out").get<int>(), 1) << box.dump();
+  EXPECT_EQ(box.at("ended").at("left_running"), 0);
+  EXPECT_NE(r.err.find("moved 1 process out of its process group"), std::string::npos) << r.err;
+
+  EXPECT_FALSE(std::filesystem::exists(home / "forged"));
+  EXPECT_FALSE(std::filesystem::exists(marker_));
+  const json memory = json::parse(run("memory --json").out);
+  ASSERT_EQ(memory.size(), 2U) << memory.dump();
+  for (const auto& step : memory) {
+    EXPECT_EQ(step.at("status"), "compileerror");
+    EXPECT_EQ(step.at("reward"), 0.0);
+  }
+
+  const std::string log = read_file(home / "optimize" / "run-1" / "proposer.log");
+  EXPECT_NE(log.find("blaster variables: 0"), std::string::npos) << log;
+  std::istringstream lines(log);
+  std::vector<json> requests;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("pids ", 0) == 0) {
+      std::istringstream pids(line.substr(5));
+      for (pid_t pid = 0; pids >> pid;) {
+        EXPECT_TRUE(::kill(pid, 0) == -1 && errno == ESRCH) << "left running: " << pid;
+      }
+    }
+    if (line.rfind("REQUEST ", 0) == 0) {
+      EXPECT_EQ(line.find(dir_.string()), std::string::npos) << line;
+      requests.push_back(json::parse(line.substr(8)));
+    }
+  }
+  ASSERT_EQ(requests.size(), 2U) << log;
+  const json& typo = requests[1].at("attempts").at(0);
+  EXPECT_EQ(typo.at("error_line"), broken_line) << typo.dump();
+  EXPECT_EQ(typo.at("message").get<std::string>().rfind("candidate-", 0), 0U) << typo.dump();
+  const auto second = session.at("steps").at(1);
+  EXPECT_EQ(second.at("error_line"), 4) << "the plan's kernel, not __nv_name_map(2): "
+                                        << second.dump();
+}
+
+// blaster killed (kill -9, or SIGTERM or SIGINT with no cleanup of its own): the proposer and
+// what it started, setsid child included, are killed by its keeper.
+TEST_F(OptimizeCli, BlasterKilledLeavesNoProposerBehind) {
+  for (const int signal : {SIGKILL, SIGTERM, SIGINT}) {
+    const auto home = dir_ / fmt::format("home-{}", signal);
+    const pid_t blaster = ::fork();
+    if (blaster == 0) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+      ::execl(BLASTER_BINARY, BLASTER_BINARY, "--root", BLASTER_SOURCE_DIR, "--home",
+              home.c_str(), "optimize", "--task", "rmsnorm", "--reply-timeout", "600",
+              "--proposer", "setsid sleep 300 & s=$!; sleep 300 & echo \"pids $$ $s $!\" >&2; sleep 300",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto log = home / "optimize" / "run-1" / "proposer.log";
+    std::string line;
+    for (int i = 0; i < 600 && line.rfind("pids ", 0) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::ifstream in(log);
+      std::getline(in, line);
+    }
+    ASSERT_EQ(line.rfind("pids ", 0), 0U) << "no proposer started";
+    // The leader, its setsid child and a child in its group.
+    std::vector<pid_t> pids;
+    std::istringstream words(line.substr(5));
+    for (pid_t pid = 0; words >> pid;) pids.push_back(pid);
+    ::kill(blaster, signal);
+    int status = 0;
+    ::waitpid(blaster, &status, 0);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (const pid_t pid : pids) {
+      while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      EXPECT_TRUE(::kill(pid, 0) == -1 && errno == ESRCH) << "signal " << signal << ": " << pid;
+    }
+  }
 }
 
 }  // namespace

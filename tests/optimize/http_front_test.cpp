@@ -12,6 +12,9 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "evidence/store.hpp"
@@ -62,10 +65,21 @@ http_answer exchange(std::uint16_t port, const std::string& text) {
   return a;
 }
 
-std::string post(const std::string& path, const std::string& body) {
-  return "POST " + path +
-         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
+// A POST as a client of this machine sends it, with `headers` ("Name: value\r\n" each) beside
+// the length.
+std::string post(const std::string& path, const std::string& body,
+                 const std::string& headers = "Content-Type: application/json\r\n") {
+  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// What the server answered to `text`, and how long it took; the client sends nothing more.
+std::pair<http_answer, std::chrono::milliseconds> timed_exchange(std::uint16_t port,
+                                                                 const std::string& text) {
+  const auto started = std::chrono::steady_clock::now();
+  const http_answer a = exchange(port, text);
+  return {a, std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - started)};
 }
 
 std::string with_id(const std::string& request, int id) {
@@ -178,6 +192,89 @@ TEST_F(HttpFront, AClientThatLeavesWhileJudgedStillHasItsStepRecorded) {
   const auto steps = optimization_memory(records_).steps_of(session_->run_id());
   ASSERT_EQ(steps.size(), 1U);
   EXPECT_EQ(steps[0].hypothesis, "left");
+}
+
+// What the README promises: a POST to /v1/evaluate needs a Content-Length, and what is not
+// HTTP, or has two lengths that disagree, is refused at once, never judged nor waited on.
+TEST_F(HttpFront, MalformedRequestsAreRefusedAtOnce) {
+  const auto no_length = exchange(
+      front_.port(),
+      "POST /v1/evaluate HTTP/1.1\r\nContent-Type: application/json\r\n\r\n" +
+          candidate("FAST 2.0", "no length"));
+  EXPECT_EQ(no_length.status, 400);
+  EXPECT_NE(no_length.body.at("error").get<std::string>().find("Content-Length"),
+            std::string::npos);
+
+  // Garbage (a TLS hello) with no blank line: answered without waiting for the read timeout.
+  const auto [garbage, garbage_ms] =
+      timed_exchange(front_.port(), std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11));
+  EXPECT_EQ(garbage.status, 400);
+  EXPECT_LT(garbage_ms.count(), 5000);
+  EXPECT_EQ(exchange(front_.port(), "GARBAGE\r\n\r\n").status, 400);
+  EXPECT_EQ(exchange(front_.port(), "POST /v1/evaluate FTP/9\r\n\r\n").status, 400);
+
+  // Two lengths that disagree, and no body sent: refused at once.
+  const auto [two, two_ms] = timed_exchange(
+      front_.port(),
+      "POST /v1/evaluate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: "
+      "10\r\nContent-Length: 500\r\n\r\n");
+  EXPECT_EQ(two.status, 400);
+  EXPECT_NE(two.body.at("error").get<std::string>().find("disagree"), std::string::npos);
+  EXPECT_LT(two_ms.count(), 5000);
+
+  // Two that agree are one length.
+  const std::string body = candidate("FAST 2.0", "agreed");
+  EXPECT_EQ(exchange(front_.port(),
+                     "POST /v1/evaluate HTTP/1.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: " +
+                         std::to_string(body.size()) + "\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body)
+                .status,
+            200);
+  EXPECT_EQ(finish().judged, 1);
+}
+
+// A web page the user opens must not be able to post candidates or stop serving: a body that
+// is not JSON by its Content-Type (a form) and a foreign Origin are refused; this machine's own
+// clients, with a loopback Origin or none, are served.
+TEST_F(HttpFront, WebPagesCannotPostCandidates) {
+  const std::string body = candidate("FAST 2.0", "from a page");
+  EXPECT_EQ(exchange(front_.port(),
+                     post("/v1/evaluate", body,
+                          "Content-Type: application/x-www-form-urlencoded\r\n"))
+                .status,
+            415);
+  EXPECT_EQ(exchange(front_.port(), post("/v1/evaluate", body, "")).status, 415);
+  EXPECT_EQ(exchange(front_.port(), post("/v1/evaluate", body, "Content-Type: text/plain\r\n"))
+                .status,
+            415);
+  for (const char* origin : {"http://evil.example", "null", "http://127.0.0.1.evil.example",
+                             "http://localhost.evil.example:80", "file://"}) {
+    EXPECT_EQ(exchange(front_.port(),
+                       post("/v1/evaluate", body,
+                            fmt::format("Content-Type: application/json\r\nOrigin: {}\r\n",
+                                        origin)))
+                  .status,
+              403)
+        << origin;
+  }
+  EXPECT_EQ(exchange(front_.port(), post("/v1/stop", "", "Origin: http://evil.example\r\n"))
+                .status,
+            403)
+      << "nor stop serving";
+  EXPECT_EQ(judge_.evaluations, 0);
+
+  for (const std::string origin :
+       {std::string("http://127.0.0.1:") + std::to_string(front_.port()),
+        std::string("http://localhost:") + std::to_string(front_.port()),
+        std::string("http://[::1]:") + std::to_string(front_.port())}) {
+    const auto ok = exchange(
+        front_.port(),
+        post("/v1/evaluate", body,
+             "Content-Type: application/json; charset=utf-8\r\nOrigin: " + origin + "\r\n"));
+    EXPECT_EQ(ok.status, 200) << origin;
+  }
+  EXPECT_EQ(finish().judged, 3);
 }
 
 TEST(HttpFrontPort, APortInUseIsABadInputThatNamesIt) {

@@ -4,6 +4,9 @@
 // that verify checks.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <cerrno>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -29,7 +32,8 @@ class OptimizeLoop : public ::testing::Test {
   store records_{home_.path() / "home"};
 
   // A proposer that answers each request with the next line of `replies` (SLEEP: it hangs)
-  // and keeps every request it read in requests-<n>.jsonl.
+  // and writes every request it read on its standard error, into the run's proposer.log: its
+  // box lets it write nowhere else.
   optimize_options session(const std::vector<std::string>& replies, int steps) {
     static int sessions = 0;
     const int n = ++sessions;
@@ -37,14 +41,13 @@ class OptimizeLoop : public ::testing::Test {
     std::string text;
     for (const auto& r : replies) text += r + "\n";
     write_file_atomically(replies_file, text);
-    requests_ = home_.path() / ("requests-" + std::to_string(n) + ".jsonl");
     optimize_options o;
     o.command = "blaster optimize --task rmsnorm --proposer scripted";
     o.proposer = "exec 3< '" + replies_file.string() +
-                 "'; while IFS= read -r request; do printf '%s\\n' \"$request\" >> '" +
-                 requests_.string() +
-                 "'; IFS= read -r reply <&3 || exit 0; [ \"$reply\" = SLEEP ] && sleep 60; "
+                 "'; while IFS= read -r request; do printf '%s\\n' \"$request\" >&2; "
+                 "IFS= read -r reply <&3 || exit 0; [ \"$reply\" = SLEEP ] && sleep 60; "
                  "printf '%s\\n' \"$reply\"; done";
+    o.box.keeper = BLASTER_BINARY;
     o.task = task_brief{.name = "rmsnorm", .title = "RMSNorm over dim 1",
                         .contract = {{"name", "rmsnorm"},
                                      {"buffers", {{"x", {{"dtype", "f16"}, {"shape", {"B", "C"}},
@@ -58,9 +61,10 @@ class OptimizeLoop : public ::testing::Test {
     return o;
   }
 
-  std::vector<json> requests() const {
+  // The requests the session's proposer read, as it wrote them into proposer.log.
+  static std::vector<json> requests(const optimize_result& r) {
     std::vector<json> out;
-    std::ifstream in(requests_);
+    std::ifstream in(r.folder / "proposer.log");
     for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
     return out;
   }
@@ -68,8 +72,6 @@ class OptimizeLoop : public ::testing::Test {
   std::string run_status(std::int64_t run_id) {
     return run_catalog(records_).find_run(run_id)->status;
   }
-
-  std::filesystem::path requests_;
 };
 
 TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
@@ -110,7 +112,7 @@ TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
   EXPECT_EQ(run_status(r.run_id), "completed");
 
   // What the proposer was told.
-  const auto asked = requests();
+  const auto asked = requests(r);
   ASSERT_EQ(asked.size(), 7U);
   EXPECT_TRUE(asked[0].at("best").is_null());
   EXPECT_TRUE(asked[0].at("device").is_null());
@@ -123,6 +125,97 @@ TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
             std::string::npos);
   EXPECT_EQ(asked[5].at("device").at("name"), "NVIDIA H200");
   EXPECT_EQ(asked[6].at("steps_left"), 1);
+
+  // The judge named the candidate's file by its path under the home, as bench does: what the
+  // proposer is told, and what is stored, names the file alone.
+  EXPECT_EQ(asked[2].at("attempts")[1].at("message"),
+            "candidate-" + stored[1].source_sha256.substr(0, 12) + ".cu does not compile for sm_90a");
+  for (const json& request : asked) {
+    EXPECT_EQ(request.dump().find(home_.path().string()), std::string::npos) << request.dump();
+  }
+  EXPECT_EQ(stored[1].message.find(home_.path().string()), std::string::npos) << stored[1].message;
+}
+
+// A reply holding a byte that is not UTF-8 is an invalid reply that names the byte; nothing the
+// session stores or sends holds it, so the session, the memory, a later session and the export
+// all go on.
+TEST_F(OptimizeLoop, AReplyThatIsNotUtf8IsAnInvalidReplyAndPoisonsNothing) {
+  stand_in_judge judge;
+  std::string poisoned = candidate("FAST 1.2", "cafe");
+  poisoned.insert(poisoned.find("cafe") + 4, "\xFF");
+  const auto r = run_optimize(
+      session({poisoned, "\xFF\xFE not even JSON", candidate("FAST 1.5", "after", {"t"})}, 3),
+      records_, judge);
+  EXPECT_EQ(r.ended, "steps") << r.why;
+  ASSERT_EQ(r.steps.size(), 3U);
+  EXPECT_EQ(r.steps[0].reason, "invalid_reply");
+  EXPECT_NE(r.steps[0].message.find("byte 0xFF at offset"), std::string::npos)
+      << r.steps[0].message;
+  EXPECT_EQ(r.steps[1].reason, "invalid_reply");
+  EXPECT_EQ(r.steps[2].status, "ok");
+  EXPECT_EQ(records_.cas().get(r.steps[0].reply_sha256), poisoned) << "kept as it came";
+  const auto asked = requests(r);
+  ASSERT_EQ(asked.size(), 3U);
+  EXPECT_EQ(asked[2].at("attempts")[0].at("reason"), "invalid_reply");
+
+  for (const auto& e : optimization_memory(records_).recall(
+           {.task = std::nullopt, .tag = std::nullopt, .exclude_run = std::nullopt,
+            .limit = 50})) {
+    EXPECT_NO_THROW(static_cast<void>(to_json(e).dump()));
+  }
+  const auto next = run_optimize(session({candidate("FAST 1.1", "next")}, 1), records_, judge);
+  EXPECT_EQ(next.ended, "steps") << next.why;
+  EXPECT_EQ(requests(next).at(0).at("memory").size(), 3U);
+  EXPECT_NO_THROW(export_trajectories(records_, {r.run_id}, home_.path() / "bundle", nullptr));
+}
+
+// A home an older blaster wrote may already hold such bytes in its steps: it still loads, for
+// the memory, a new session and the export.
+TEST_F(OptimizeLoop, AHomeThatAlreadyHoldsBytesThatAreNotUtf8StillLoads) {
+  stand_in_judge judge;
+  const auto r = run_optimize(
+      session({candidate("WRONG", "first"), candidate("FAST 1.3", "second", {"t"})}, 2),
+      records_, judge);
+  statement poison = records_.db().prepare(
+      "UPDATE optimize_steps SET hypothesis = ?1, message = ?2, tags_json = ?3, "
+      "params_json = ?4 WHERE run_id = ?5");
+  poison.bind(1, std::string("caf\xFF"));
+  poison.bind(2, std::string("the reply is not JSON: last read: '\"\xFF'"));
+  poison.bind(3, std::string("[\"t\xFF\"]"));
+  poison.bind(4, std::string("{\"VEC\": \"\xFF\"}"));
+  poison.bind(5, r.run_id);
+  poison.step();
+
+  const auto entries = optimization_memory(records_).recall(
+      {.task = "rmsnorm", .tag = std::nullopt, .exclude_run = std::nullopt, .limit = 50});
+  ASSERT_EQ(entries.size(), 2U);
+  EXPECT_EQ(entries[0].step.hypothesis, "caf\xEF\xBF\xBD");  // U+FFFD
+  for (const auto& e : entries) EXPECT_NO_THROW(static_cast<void>(to_json(e).dump()));
+  const auto next = run_optimize(session({candidate("FAST 1.1", "next", {"t"})}, 1), records_, judge);
+  EXPECT_EQ(next.ended, "steps") << next.why;
+  EXPECT_EQ(requests(next).at(0).at("memory").size(), 2U);
+  EXPECT_NO_THROW(export_trajectories(records_, {r.run_id}, home_.path() / "bundle", nullptr));
+}
+
+// A step whose judging fails (the machine, the store) ends the session with an error, and the
+// proposer with it: nothing it started is left running.
+TEST_F(OptimizeLoop, AFailingJudgeEndsTheProposerToo) {
+  stand_in_judge judge;
+  auto o = session({candidate("FAILS", "x")}, 3);
+  // Its pid, and that of a child it started, go to its log before it replies.
+  o.proposer = "sleep 300 & echo \"pids $$ $!\" >&2; " + o.proposer;
+  std::filesystem::path folder;
+  EXPECT_THROW(run_optimize(o, records_, judge, [](const attempt&) {}), error);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(o.scratch)) {
+    if (entry.path().filename() == "proposer.log") folder = entry.path().parent_path();
+  }
+  std::ifstream log(folder / "proposer.log");
+  std::string word;
+  log >> word;
+  ASSERT_EQ(word, "pids");
+  for (pid_t pid = 0; log >> pid;) {
+    EXPECT_TRUE(::kill(pid, 0) == -1 && errno == ESRCH) << pid;
+  }
 }
 
 TEST_F(OptimizeLoop, ADyingProposerEndsTheSessionAndKeepsItsSteps) {
@@ -178,7 +271,7 @@ TEST_F(OptimizeLoop, TheMemoryCarriesOneSessionIntoTheNext) {
   const auto second = run_optimize(
       session({candidate("FAST 1.1", "retry", {"numerics"}), candidate("FAST 1.2", "again")}, 2),
       records_, judge);
-  const auto asked = requests();
+  const auto asked = requests(second);
   ASSERT_EQ(asked.size(), 2U);
   const json& memory = asked[0].at("memory");
   ASSERT_EQ(memory.size(), 2U);

@@ -2,7 +2,10 @@
 // candidate, what a request carries, and how blaster's reasons map to trajectory statuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "core/file_io.hpp"
 #include "optimize/protocol.hpp"
@@ -69,10 +72,49 @@ TEST(ProposerReply, WhatIsNotACandidateSaysWhy) {
 TEST(ProposerReply, LimitsAreEnforced) {
   const std::string big = R"({"source": ")" + std::string(300 * 1024, 'x') + R"("})";
   EXPECT_NE(problem_of(big).detail.find("more than the 262144"), std::string::npos);
+}
+
+// PROTOCOL.md says what is cut rather than refused: the hypothesis to one line of 500
+// characters, the tags to the first 16 of 64 characters, never inside a character.
+TEST(ProposerReply, LongFieldsAreCutNotRefused) {
   std::string tags = R"({"source": "k", "tags": [)";
-  for (int i = 0; i < 20; ++i) tags += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  for (int i = 0; i < 17; ++i) tags += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
   tags += "]}";
-  EXPECT_NE(problem_of(tags).detail.find("at most 16"), std::string::npos);
+  const parsed_reply r = parse_reply(tags);
+  ASSERT_NE(std::get_if<proposal>(&r), nullptr) << "17 tags are cut to 16, not refused";
+  const auto& kept = std::get<proposal>(r).tags;
+  ASSERT_EQ(kept.size(), 16U);
+  EXPECT_EQ(kept.front(), "t0");
+  EXPECT_EQ(kept.back(), "t15");
+
+  // 600 three-byte characters: cut to 500 characters, whole ones.
+  std::string wide;
+  for (int i = 0; i < 600; ++i) wide += "\u00e9\u20ac";
+  const nlohmann::json reply = {{"source", "k"}, {"hypothesis", wide}, {"tags", {wide}}};
+  const parsed_reply cut = parse_reply(reply.dump());
+  ASSERT_NE(std::get_if<proposal>(&cut), nullptr);
+  const auto& p = std::get<proposal>(cut);
+  EXPECT_EQ(p.hypothesis.size(), 250U * (2 + 3));
+  EXPECT_EQ(p.tags.at(0).size(), 32U * (2 + 3));
+  EXPECT_NO_THROW(static_cast<void>(nlohmann::json(p.hypothesis).dump()));
+  EXPECT_NO_THROW(static_cast<void>(nlohmann::json(p.tags).dump()));
+}
+
+// JSON is UTF-8: a reply with another byte is refused with the byte named, and the reason
+// holds no byte that a JSON form of the step could not carry.
+TEST(ProposerReply, AByteThatIsNotUtf8IsNamedNotQuoted) {
+  for (const std::string line :
+       {std::string("{\"source\": \"k\", \"hypothesis\": \"caf\xFF\"}"), std::string("\xFF"),
+        std::string("{\"source\": \"\xC3\"}"), std::string("{\"source\": \"\xED\xA0\x80\"}")}) {
+    const reply_problem p = problem_of(line);
+    EXPECT_EQ(p.reason, "invalid_reply");
+    EXPECT_NE(p.detail.find("not UTF-8 text: byte 0x"), std::string::npos) << p.detail;
+    EXPECT_NO_THROW(static_cast<void>(nlohmann::json(p.detail).dump())) << p.detail;
+  }
+  // Escaped in the JSON, any character is fine.
+  const parsed_reply escaped = parse_reply(R"({"source": "k", "hypothesis": "caf\u00e9 \u001b"})");
+  ASSERT_NE(std::get_if<proposal>(&escaped), nullptr);
+  EXPECT_EQ(std::get<proposal>(escaped).hypothesis, "caf\xC3\xA9 \x1b");
 }
 
 TEST(ProposerRequest, CarriesTheTaskTheBestTheAttemptsAndTheMemory) {
@@ -135,10 +177,28 @@ TEST(TrajectoryStatus, ReasonsMapToTheFormatsThreeStatuses) {
 }
 
 TEST(CompileLog, TheFirstBlamedLineIsFound) {
-  EXPECT_EQ(first_error_line("step-3.cu(12): error: identifier \"x\" is undefined"), 12);
-  EXPECT_EQ(first_error_line("a.cu(3): warning: unused\na.cu(40): error: expected a \";\""), 40);
-  EXPECT_EQ(first_error_line("a.cu(7): catastrophic error: cannot open source file"), 7);
-  EXPECT_EQ(first_error_line("no location here"), std::nullopt);
+  EXPECT_EQ(first_error_line("step-3.cu(12): error: identifier \"x\" is undefined", "step-3.cu"),
+            12);
+  EXPECT_EQ(first_error_line("a.cu(3): warning: unused\na.cu(40): error: expected a \";\"", "a.cu"),
+            40);
+  EXPECT_EQ(first_error_line("a.cu(7): catastrophic error: cannot open source file", "a.cu"), 7);
+  EXPECT_EQ(first_error_line("a.cu(12, 4): error: x", "a.cu"), 12);
+  EXPECT_EQ(first_error_line("no location here", "a.cu"), std::nullopt);
+  // Another file's line is not the candidate's.
+  EXPECT_EQ(first_error_line("common.cuh(9): error: x\na.cu(30): error: y", "a.cu"), 30);
+}
+
+// A kernel the plan names and the source lacks: NVRTC blames line 2 of its own __nv_name_map,
+// which is not a line of the candidate. The line to fix is the plan's, which names the kernel.
+TEST(CompileLog, AnUnknownKernelIsBlamedOnThePlanNotTheNameMap) {
+  const std::string source =
+      "/* blaster\n{\n  \"launch\": [{\"kernel\": \"renamed_kernel\", \"grid\": 1, \"block\": "
+      "1, \"args\": []}]\n}\n*/\n__global__ void kernel() {}\n";
+  const std::string log =
+      "__nv_name_map(2): error: identifier \"renamed_kernel\" is undefined\n"
+      "1 error detected in the compilation of \"candidate-1f.cu\".";
+  EXPECT_EQ(first_error_line(log, "candidate-1f.cu", source), 3);
+  EXPECT_EQ(first_error_line(log, "candidate-1f.cu"), std::nullopt) << "never line 2";
 }
 
 TEST(AttemptJson, RoundTrips) {
@@ -210,6 +270,11 @@ TEST(ProtocolSchema, RequestsMatchTheirSchema) {
   for (const auto& [key, value] : r.at("attempts")[0].items()) {
     EXPECT_TRUE(feedback.at("properties").contains(key)) << key;
   }
+  // Every status a step can have: a serve answer and other sessions' steps carry unjudged too.
+  const auto& statuses = feedback.at("properties").at("status").at("enum");
+  for (const char* status : {"ok", "compileerror", "wrongresult", "unjudged"}) {
+    EXPECT_NE(std::find(statuses.begin(), statuses.end(), status), statuses.end()) << status;
+  }
 }
 
 // Every field a reply may carry is one the schema declares, and the limits agree.
@@ -221,9 +286,13 @@ TEST(ProtocolSchema, RepliesMatchTheirSchema) {
   }
   const reply_limits limits;
   EXPECT_EQ(candidate.at("properties").at("source").at("maxLength"), limits.max_source_bytes);
-  EXPECT_EQ(candidate.at("properties").at("tags").at("maxItems"), limits.max_tags);
-  EXPECT_EQ(candidate.at("properties").at("tags").at("items").at("maxLength"),
-            limits.max_tag_chars);
+  // Tags past the limits are cut, not refused: the schema says so instead of forbidding them.
+  const auto& tags = candidate.at("properties").at("tags");
+  EXPECT_FALSE(tags.contains("maxItems"));
+  EXPECT_NE(tags.at("description").get<std::string>().find(
+                fmt::format("the first {} are kept, each to its first line and {} characters",
+                            limits.max_tags, limits.max_tag_chars)),
+            std::string::npos);
   EXPECT_EQ(candidate.at("properties").at("sessions").at("maximum"), limits.max_sessions);
   EXPECT_EQ(s.at("oneOf")[1].at("required"), nlohmann::json({"stop"}));
 }

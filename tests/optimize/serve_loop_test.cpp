@@ -9,6 +9,7 @@
 #include "evidence/bundle_verifier.hpp"
 #include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
+#include "optimize/http_front.hpp"
 #include "optimize/judging_session.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/stand_in_judge.hpp"
@@ -149,6 +150,27 @@ TEST_F(ServeLoop, StopAndAMissingGpuEndServing) {
   ASSERT_EQ(answers.size(), 1U);
   EXPECT_EQ(answers[0].at("status"), "unjudged");
   EXPECT_EQ(answers[0].at("message"), "no CUDA driver on this machine");
+}
+
+// A line over the cap a body over HTTP has is refused the same way: answered with the reason,
+// never judged nor held whole, and serving goes on with the next line.
+TEST_F(ServeLoop, ALineOverTheRequestCapIsRefusedAndServingGoesOn) {
+  std::ostringstream out;
+  std::int64_t run = 0;
+  const std::string huge = R"({"id": 1, "source": ")" + std::string(3 * 1024 * 1024, 'x') + "\"}";
+  const serve_outcome o =
+      serve(huge + "\n" + with_id(candidate("FAST 1.5", "after"), 2) + "\n", out, &run);
+  EXPECT_EQ(o.ended, "input_closed");
+  EXPECT_EQ(o.judged, 1);
+  EXPECT_EQ(o.refused, 1);
+  const auto answers = answers_in(out.str());
+  ASSERT_EQ(answers.size(), 2U);
+  EXPECT_EQ(answers[0].at("id"), nullptr);
+  EXPECT_EQ(answers[0].at("error"), too_large_request(huge.size(), max_request_bytes));
+  EXPECT_EQ(answers[1].at("id"), 2);
+  EXPECT_EQ(answers[1].at("status"), "ok");
+  EXPECT_EQ(optimization_memory(records_).steps_of(run).size(), 1U);
+  EXPECT_EQ(max_request_bytes, http_limits{}.max_body_bytes) << "the same cap both ways";
 }
 
 }  // namespace

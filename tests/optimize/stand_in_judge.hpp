@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "optimize/optimize_loop.hpp"
 
@@ -18,7 +19,8 @@ namespace blaster {
 
 // Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
 // passing candidate x times faster than the baseline's 100 us), "SLOW <ms>" (takes that long to
-// be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it).
+// be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it), "FAILS"
+// (the machine fails: the evaluation throws).
 class stand_in_judge final : public step_evaluator {
  public:
   void evaluate(const std::filesystem::path& source_file, std::int64_t /*session*/,
@@ -28,10 +30,13 @@ class stand_in_judge final : public step_evaluator {
     ++started;
     a.bench_run_id = 0;
     a.baseline_us = 100.0;
-    if (source.find("COMPILE_ERROR") != std::string::npos) {
+    if (source.find("FAILS") != std::string::npos) {
+      throw error("the machine failed");
+    } else if (source.find("COMPILE_ERROR") != std::string::npos) {
+      // As bench says it: the file by the path it was written to.
       a.reason = "compile_error";
-      a.message = "step.cu does not compile";
-      a.log = "step.cu(3): error: identifier \"oops\" is undefined";
+      a.message = source_file.string() + " does not compile for sm_90a";
+      a.log = source_file.filename().string() + "(3): error: identifier \"oops\" is undefined";
       a.error_line = 3;
     } else if (source.find("WRONG") != std::string::npos) {
       a.reason = "wrong_result";

@@ -74,10 +74,15 @@ def request_line(step=3):
         "memory": []})
 
 
+# What the proposer needs of the environment: blaster passes only what it is told to.
+VARIABLES = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL", "PROPOSER_TIMEOUT", "NO_PROXY",
+             "no_proxy"]
+
+
 def env_for(server):
     env = dict(os.environ)
     env.update({"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key",
-                "OPENAI_MODEL": "test-model", "BLASTER_PROPOSER_TIMEOUT": "10",
+                "OPENAI_MODEL": "test-model", "PROPOSER_TIMEOUT": "10",
                 "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"})  # never through a proxy
     return env
 
@@ -160,7 +165,8 @@ class OpenAIChatProposer(unittest.TestCase):
             run = subprocess.run(
                 blaster + ["optimize", "--task", "rmsnorm", "--steps", "2", "--sessions", "2",
                            "--no-profile", "--json", "--proposer",
-                           f"{sys.executable} {SCRIPT}"],
+                           f"{sys.executable} {SCRIPT}", "--proposer-env",
+                           ",".join(VARIABLES)],
                 capture_output=True, text=True, env=env_for(server), timeout=600)
             # Without a GPU the session ends at the first candidate that compiled (exit 3).
             gpu = run.returncode == 0
