@@ -1,8 +1,11 @@
 #include "cli/cli_context.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 #include "core/error.hpp"
+#include "evidence/table_renderer.hpp"
 
 namespace blaster::cli {
 
@@ -34,12 +37,30 @@ std::filesystem::path resolve_root(const global_options& options) {
 
 void require_format(const global_options& options, std::initializer_list<std::string_view> known,
                     std::string_view command) {
+  require_format(options, std::vector<std::string_view>(known), command);
+}
+
+void require_format(const global_options& options, const std::vector<std::string_view>& known,
+                    std::string_view command) {
   for (std::string_view f : known) {
     if (f == options.format) return;
   }
   std::string names;
   for (std::string_view f : known) names += (names.empty() ? "" : ", ") + std::string(f);
   BLASTER_INPUT_ERROR("--format {}: {} prints {} only", options.format, command, names);
+}
+
+std::vector<std::string_view> formats_of(std::string_view command) {
+  // These build a result_table and hand it to make_renderer(--format).
+  static constexpr std::string_view tables[] = {"bench",   "compile", "compare",
+                                                "history", "profile", "memory"};
+  if (std::find(std::begin(tables), std::end(tables), command) != std::end(tables)) {
+    std::vector<std::string_view> all;
+    for (const auto& f : output_formats()) all.push_back(f.name);
+    return all;
+  }
+  if (command == "portfolio") return {"table", "md", "json"};
+  return {"table", "json"};
 }
 
 }  // namespace blaster::cli

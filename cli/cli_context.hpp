@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace blaster::cli {
 
@@ -20,14 +21,21 @@ enum exit_code : int {
 struct global_options {
   std::optional<std::filesystem::path> root;  // holds tasks/ and kernels/
   std::optional<std::filesystem::path> home;  // the store
-  std::string format = "table";  // --format: table, json, md or csv; --json is "json"
-  bool json = false;             // format is json
+  std::string format = "table";               // --format: table, json, md or csv; --json is "json"
+  bool json = false;                          // format is json
   bool quiet = false;
 };
 
 // Refuses a --format that the command has no renderer for, naming those it has (input_error).
 void require_format(const global_options& options, std::initializer_list<std::string_view> known,
                     std::string_view command);
+void require_format(const global_options& options, const std::vector<std::string_view>& known,
+                    std::string_view command);
+
+// The --format values a subcommand prints, one rule for all: a command whose output is a
+// result_table prints every format; the others print a table and JSON (the portfolio also its
+// Markdown report). main refuses any other before the command runs.
+std::vector<std::string_view> formats_of(std::string_view command);
 
 // --root, else $BLASTER_ROOT, else the nearest folder at or above the working directory that
 // holds tasks/, else the source tree blaster was built from.

@@ -35,7 +35,9 @@ command_fn add_compare_command(CLI::App& app, const global_options& global) {
       "  DIR@12, DIR@latest  a run of that store folder\n"
       "  DIR                 an evidence bundle (blaster export, blaster portfolio): its run, or\n"
       "                      every run bundle in its sub-folders (a portfolio's runs/)\n"
-      "A folder named like a run id is written as a path: ./12.\n\n"
+      "A folder named like a run id is written as a path: ./12. A bundle is verified before it "
+      "is read, its files and its runs' records as `blaster verify` checks them (not its "
+      "signature: `blaster verify --pubkey` checks that); one that does not verify is refused.\n\n"
       "Results pair by task, case and variant label. A pair whose runs differ in GPU model, "
       "shape, dtype, timing mode or protocol (target_sample_ms, min and max samples, max_noise, "
       "rotate_buffers, min_clock_fraction, sessions) is refused as MISMATCH, with what differs; "
@@ -51,8 +53,9 @@ command_fn add_compare_command(CLI::App& app, const global_options& global) {
       "Exit status: 0 nothing is SLOW or REJECTED (a MISMATCH compares nothing, so it is no "
       "regression: the notes say how many pairs were refused); 1 something is SLOW or REJECTED "
       "(with --json the output carries an error of code regression), or the machine failed (the "
-      "message says so); 2 bad input: a folder that is neither a store nor a bundle, a run that "
-      "is not there or recorded no report, a report that does not parse.",
+      "message says so); 2 bad input: a folder that is neither a store nor a bundle, a bundle that "
+      "does not verify, a run that is not there or recorded no report, a report that does not "
+      "parse.",
       comparison_statistics));
   cmd->add_option("A", f->a, "the runs before: a run id, latest, DIR, DIR@RUN or a bundle")
       ->required();

@@ -51,4 +51,30 @@ CLI::Validator finite_range(double low, double high) {
       fmt::format("NUMBER in [{:g} - {:g}]", low, high));
 }
 
+CLI::Validator whole_number_at_least(std::uint64_t low) {
+  return CLI::Validator(
+      [low](std::string& input) -> std::string {
+        std::uint64_t value = 0;
+        // A minus sign is refused here: lexical_cast would wrap "-1" around to 2^64 - 1.
+        if (input.find('-') != std::string::npos || !CLI::detail::lexical_cast(input, value) ||
+            value < low) {
+          return fmt::format("{} is not a whole number of at least {}", input, low);
+        }
+        return {};
+      },
+      fmt::format("WHOLE NUMBER >= {}", low));
+}
+
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& input) -> std::string {
+        return input.empty() ? "an empty value; give one, or leave the flag out" : std::string();
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_items_expected_min() > 0) option->check(non_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
 }  // namespace blaster::cli

@@ -111,7 +111,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                 "checked; the result says UNCHECKED)");
   cmd->add_option("--max-file-bytes", f->max_file_bytes,
                   "a listed file larger than this is a problem, never hashed (default 4 GiB)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   return [f, &global]() {
     require_format(global, {"table", "json"}, "verify");
     std::optional<ed25519_key> key;
@@ -210,7 +210,12 @@ command_fn add_keygen_command(CLI::App& app, const global_options& global) {
     } else {
       fmt::print("wrote {} (private, mode 0600: keep it secret) and {} (public: share it)\n",
                  private_path, public_path);
-      fmt::print("public key sha256 {}\n", key.public_sha256());
+      // The fingerprint bundles name their signer by (SHA256SUMS.signer), and how a reviewer
+      // computes it without blaster: it is the digest of the key's 32 bytes, not of the file.
+      fmt::print(
+          "fingerprint ed25519 {} (openssl pkey -pubin -in {} -outform DER | tail -c 32 | "
+          "sha256sum)\n",
+          key.public_sha256(), public_path);
     }
     return static_cast<int>(exit_ok);
   };

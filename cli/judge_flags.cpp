@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/task_flags.hpp"
+#include "optimize/untrusted_text.hpp"
 
 namespace blaster::cli {
 
@@ -52,10 +53,11 @@ std::string step_line(const attempt& a) {
   if (a.time_us) {
     line += fmt::format(" {:>10.2f} us  {}  reward {:.3f}", *a.time_us, interval_text(a), a.reward);
   } else if (!a.message.empty()) {
-    line += " " + a.message.substr(0, 120);
+    line += " " + printable_text(first_chars(a.message, 120));
   }
   if (a.kept) line += "  (best)";
-  if (!a.hypothesis.empty()) line += "\n          " + a.hypothesis;
+  // The proposer's words are shown, never obeyed: its escapes print as text.
+  if (!a.hypothesis.empty()) line += "\n          " + printable_text(a.hypothesis);
   return line;
 }
 

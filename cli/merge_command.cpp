@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
 #include "portfolio/merge_source.hpp"
@@ -70,13 +71,13 @@ command_fn add_merge_command(CLI::App& app, const global_options& global) {
     }
     store records(resolve_home(global.home));
     nlohmann::json merged = nlohmann::json::array();
-    bool conflict = false;
+    std::vector<std::string> all_conflicts;
     for (const auto& source : sources) {
       const source_merge s = merge_checked_source(records, source);
       const merge_outcome& m = s.runs;
       std::vector<std::string> conflicts = m.conflicts;
       conflicts.insert(conflicts.end(), s.progress.conflicts.begin(), s.progress.conflicts.end());
-      conflict = conflict || !conflicts.empty();
+      all_conflicts.insert(all_conflicts.end(), conflicts.begin(), conflicts.end());
       merged.push_back({{"source", source.path.string()},
                         {"kind", name_of(source.kind)},
                         {"runs_added", m.runs_added},
@@ -92,8 +93,19 @@ command_fn add_merge_command(CLI::App& app, const global_options& global) {
         for (const auto& c : conflicts) fmt::print("  conflict, left out: {}\n", c);
       }
     }
-    if (global.json) std::cout << nlohmann::json{{"merged", merged}}.dump(2) << '\n';
-    return conflict ? exit_merge_conflict : static_cast<int>(exit_ok);
+    // One JSON object on every exit: what was merged, and the error that comes with exit 5.
+    const std::string message = fmt::format(
+        "{} left out as {}: {}; the rest was merged, and this home's own runs and items were kept",
+        all_conflicts.size(), all_conflicts.size() == 1 ? "a conflict" : "conflicts",
+        fmt::join(all_conflicts, "; "));
+    if (global.json) {
+      nlohmann::json j = {{"merged", merged}};
+      if (!all_conflicts.empty()) j["error"] = error_json("conflict", message)["error"];
+      std::cout << j.dump(2) << '\n';
+    }
+    if (all_conflicts.empty()) return static_cast<int>(exit_ok);
+    std::cerr << "blaster: " << message << '\n';
+    return exit_merge_conflict;
   };
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/ostream.h>
 
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
 #include "core/error.hpp"
 #include "evidence/stored_results_table.hpp"
@@ -62,7 +63,7 @@ command_fn add_runs_command(CLI::App& app, const global_options& global) {
       "only runs with this status (completed, no_gpu, failed, running, interrupted: its "
       "process ended before it finished)");
   cmd->add_option("--limit", filter->limit, "at most this many runs; 0: all (default 20)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   return [filter, &global]() {
     const std::unique_ptr<store> records = open_existing_store(global);
     std::vector<run_summary> runs;
@@ -137,8 +138,7 @@ command_fn add_show_command(CLI::App& app, const global_options& global) {
     } else {
       const bool console = global.format == "table";
       make_renderer(global.format)
-          ->render(stored_results_table(results, catalog.metric_definitions(), console),
-                   std::cout);
+          ->render(stored_results_table(results, catalog.metric_definitions(), console), std::cout);
     }
     std::set<std::string> objects;
     for (const auto& c : catalog.cited_objects(run_id)) objects.insert(c.sha256);

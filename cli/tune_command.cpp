@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "benchmarking/report/result_printer.hpp"
 #include "benchmarking/tuned/tuned_lookup.hpp"
 #include "cli/commands.hpp"
 #include "cli/compile_flags.hpp"
 #include "cli/error_report.hpp"
+#include "cli/store_access.hpp"
 #include "cli/task_flags.hpp"
 #include "core/error.hpp"
 #include "evidence/store.hpp"
@@ -29,12 +31,11 @@ struct tune_flags {
   compile_limit_flags compile;
 };
 
-// Why tune cannot measure here, on stderr (and as --json's error); the exit status.
-int no_gpu(const global_options& global, const std::string& why) {
-  const std::string message = fmt::format("tuning needs a GPU: {}", why);
-  if (global.json) std::cout << error_json("no_gpu", message).dump(2) << '\n';
-  std::cerr << "blaster: " << message << '\n';
-  return static_cast<int>(exit_no_gpu);
+// Without a GPU: what the run compiled, as bench prints it (a compile error with its NVRTC log),
+// then why tune cannot measure here on stderr (and as --json's error); the exit status.
+int no_gpu(const global_options& global, const bench_report& compiled) {
+  return print_report(global, compiled, "tuning needs a GPU",
+                      [](const bench_report& r) { return compile_table(r); });
 }
 
 // The run's rejections under a case's line, but those of `shown` (said above already).
@@ -145,11 +146,10 @@ nlohmann::json rivals_json(const checked_entry& e) {
 int run_check(const global_options& global, const tune_options& options,
               const std::filesystem::path& file) {
   const tuned_table table = read_tuned_table(file);
+  require_table_of(options, table, file);
   store records(resolve_home(global.home));
   const check_result result = check_tuned_table(options, table, records);
-  if (!result.gpu) {
-    return no_gpu(global, result.gpu_unavailable);
-  }
+  if (!result.gpu) return no_gpu(global, result.compiled);
   bool stale = false;
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : result.entries) {
@@ -295,12 +295,22 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
       BLASTER_INPUT_ERROR("tune needs --cases (the sizes to tune at) or --check TABLE");
     }
     options.cases = cases_named(options.bench, flags->cases);
-    store records(resolve_home(global.home));
+    // --from-runs reads a home's runs: one that is not there is a mistake, not an empty home.
+    const std::unique_ptr<store> records = flags->from_runs
+                                               ? require_store(global)
+                                               : std::make_unique<store>(resolve_home(global.home));
     const tune_result result =
-        flags->from_runs ? tune_from_runs(options, records) : run_tune(options, records);
-    if (!result.gpu) {
-      return no_gpu(global, result.gpu_unavailable);
-    }
+        flags->from_runs ? tune_from_runs(options, *records) : run_tune(options, *records);
+    if (!result.gpu) return no_gpu(global, result.compiled);
+    // Nothing to take is not a table written: each case's line says why it has no entry.
+    const std::string nothing_taken =
+        flags->from_runs && result.tables.empty()
+            ? fmt::format(
+                  "no case of --cases has a run in {} to take an entry from, so no table was "
+                  "written; the lines above say why for each: tune on a GPU without --from-runs, "
+                  "or give --home the home of the runs",
+                  records->home().string())
+            : std::string();
     const std::filesystem::path folder =
         flags->out.empty()
             ? tuned_folder(options.bench.root, options.bench.task, flags->run.candidates.front())
@@ -336,11 +346,19 @@ command_fn add_tune_command(CLI::App& app, const global_options& global) {
                          {"run_id", c.run_id},
                          {"device", c.device}});
       }
-      std::cout << nlohmann::json{{"cases", cases}, {"tables", written}, {"kept", kept_json}}.dump(
-                       2)
-                << '\n';
-      return static_cast<int>(exit_ok);
+      nlohmann::json j = {{"cases", cases}, {"tables", written}, {"kept", kept_json}};
+      if (!nothing_taken.empty()) j["error"] = error_json("bad_input", nothing_taken)["error"];
+      std::cout << j.dump(2) << '\n';
     }
+    if (!nothing_taken.empty()) {
+      if (!global.json) {
+        std::cout << fmt::format("{:<10} {:>6}  why no entry\n", "case", flags->size);
+        for (const auto& c : result.cases) std::cout << entry_line(c) << '\n';
+      }
+      std::cerr << "blaster: " << nothing_taken << '\n';
+      return static_cast<int>(exit_bad_input);
+    }
+    if (global.json) return static_cast<int>(exit_ok);
     std::cout << fmt::format(
         "{:<10} {:>6}  best configuration, its time [95% interval], the "
         "default's\n",

@@ -20,24 +20,6 @@ namespace {
 
 constexpr std::string_view temp_marker = ".tmp.";
 
-// strerror, plus what to do for the failures a user can fix: a full disk, a read-only folder.
-std::string failure(int code) {
-  std::string text = std::strerror(code);
-  switch (code) {
-    case ENOSPC:
-    case EDQUOT:
-      return text + "; the disk is full: free some space or pick another folder";
-    case EROFS:
-    case EACCES:
-    case EPERM:
-      return text + "; the folder is not writable: fix its permissions or pick another folder";
-    case EFBIG:
-      return text + "; the file size limit (ulimit -f) was reached";
-    default:
-      return text;
-  }
-}
-
 // Owns a file descriptor; close errors matter only where we check them explicitly.
 class file_descriptor {
  public:
@@ -52,7 +34,7 @@ class file_descriptor {
   void close_checked(const std::filesystem::path& path) {
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) {
-      BLASTER_THROW("close({}) failed: {}", path.string(), failure(errno));
+      BLASTER_THROW("close({}) failed: {}", path.string(), write_failure(errno));
     }
   }
 
@@ -81,7 +63,7 @@ void write_all(int fd, std::string_view bytes, const std::filesystem::path& path
     const ssize_t written_bytes = ::write(fd, bytes.data(), bytes.size());
     if (written_bytes < 0) {
       if (errno == EINTR) continue;
-      BLASTER_THROW("write({}) failed: {}", path.string(), failure(errno));
+      BLASTER_THROW("write({}) failed: {}", path.string(), write_failure(errno));
     }
     bytes.remove_prefix(static_cast<std::size_t>(written_bytes));
   }
@@ -100,6 +82,23 @@ bool is_abandoned_temp(const std::string& name) {
 }
 
 }  // namespace
+
+std::string write_failure(int code) {
+  std::string text = std::strerror(code);
+  switch (code) {
+    case ENOSPC:
+    case EDQUOT:
+      return text + "; the disk is full: free some space or pick another folder, and run again";
+    case EROFS:
+    case EACCES:
+    case EPERM:
+      return text + "; the folder is not writable: fix its permissions or pick another folder";
+    case EFBIG:
+      return text + "; the file size limit (ulimit -f) was reached: raise it and run again";
+    default:
+      return text;
+  }
+}
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -131,9 +130,9 @@ std::optional<std::string> read_file_if_exists(const std::filesystem::path& path
 
 void fsync_folder(const std::filesystem::path& folder) {
   const file_descriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) BLASTER_THROW("open({}) failed: {}", folder.string(), failure(errno));
+  if (fd.get() < 0) BLASTER_THROW("open({}) failed: {}", folder.string(), write_failure(errno));
   if (::fsync(fd.get()) != 0) {
-    BLASTER_THROW("fsync({}) failed: {}", folder.string(), failure(errno));
+    BLASTER_THROW("fsync({}) failed: {}", folder.string(), write_failure(errno));
   }
 }
 
@@ -143,20 +142,20 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
   std::string temp_name =
       path.string() + std::string(temp_marker) + std::to_string(::getpid()) + ".XXXXXX";
   file_descriptor fd(::mkstemp(temp_name.data()));
-  if (fd.get() < 0) BLASTER_THROW("mkstemp({}) failed: {}", temp_name, failure(errno));
+  if (fd.get() < 0) BLASTER_THROW("mkstemp({}) failed: {}", temp_name, write_failure(errno));
   const std::filesystem::path temp_path = temp_name;
   temp_file_guard guard(temp_path);
 
-  write_all(fd.get(), bytes, temp_path);
+  write_all(fd.get(), bytes, path);
   if (::fchmod(fd.get(), mode) != 0) {
-    BLASTER_THROW("fchmod({}, {:o}) failed: {}", temp_name, mode, failure(errno));
+    BLASTER_THROW("fchmod({}, {:o}) failed: {}", temp_name, mode, write_failure(errno));
   }
   if (::fsync(fd.get()) != 0) {
-    BLASTER_THROW("fsync({}) failed: {}", temp_name, failure(errno));
+    BLASTER_THROW("fsync({}) failed: {}", temp_name, write_failure(errno));
   }
   fd.close_checked(temp_path);
   if (::rename(temp_path.c_str(), path.c_str()) != 0) {
-    BLASTER_THROW("rename({}, {}) failed: {}", temp_name, path.string(), failure(errno));
+    BLASTER_THROW("rename({}, {}) failed: {}", temp_name, path.string(), write_failure(errno));
   }
   guard.release();
   fsync_folder(folder);

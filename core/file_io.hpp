@@ -28,4 +28,8 @@ void remove_abandoned_temp_files(const std::filesystem::path& root);
 // Makes a new entry of the folder durable.
 void fsync_folder(const std::filesystem::path& folder);
 
+// strerror(code), and what to do where a user can fix it: a full disk, a read-only folder, the
+// file size limit (ulimit -f, under which blaster ignores SIGXFSZ: a write fails with EFBIG).
+std::string write_failure(int code);
+
 }  // namespace blaster

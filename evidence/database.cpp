@@ -1,13 +1,19 @@
 #include "evidence/database.hpp"
 
 #include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 
 namespace blaster {
 namespace {
@@ -18,6 +24,52 @@ constexpr int busy_timeout_ms = 10000;
 bool is_foreign_file(int code) {
   const int primary = code & 0xff;
   return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
+}
+
+// The size of the largest of the database's files: the database, its WAL and its shared memory.
+std::uint64_t largest_file_bytes(std::string_view file) {
+  std::uint64_t largest = 0;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::error_code ignored;
+    const auto bytes = std::filesystem::file_size(std::string(file) + suffix, ignored);
+    if (!ignored) largest = std::max<std::uint64_t>(largest, bytes);
+  }
+  return largest;
+}
+
+// What a failed call means where the user can act on it, in place of SQLite's words and the SQL:
+// another process held the write lock past the busy timeout, or the disk or the file size limit
+// took no more bytes (SQLite says "disk I/O error" for the limit). Empty for anything else.
+std::string remedy(sqlite3* db, std::string_view file) {
+  const int primary = sqlite3_errcode(db) & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    return fmt::format(
+        "{}: the database is locked: another process has been writing it for {} s (another "
+        "blaster using this home?); run this again once that one is done, or give this command "
+        "a home of its own (--home DIR)",
+        file, busy_timeout_ms / 1000);
+  }
+  if (primary != SQLITE_FULL && primary != SQLITE_IOERR) return {};
+  // SQLite keeps the errno only now and then (a write that stops short at the limit is
+  // SQLITE_FULL with none, one that fails outright SQLITE_IOERR_WRITE with none): where it has
+  // none, the file size limit or the free space on the disk says which it was.
+  int code = sqlite3_system_errno(db);
+  if (code != ENOSPC && code != EDQUOT && code != EFBIG) {
+    rlimit size_limit{};
+    struct statvfs disk {};
+    const std::filesystem::path folder = std::filesystem::path(file).parent_path();
+    if (::getrlimit(RLIMIT_FSIZE, &size_limit) == 0 && size_limit.rlim_cur != RLIM_INFINITY &&
+        largest_file_bytes(file) + (std::uint64_t{1} << 20) >= size_limit.rlim_cur) {
+      code = EFBIG;
+    } else if (primary == SQLITE_FULL ||
+               (::statvfs(folder.empty() ? "." : folder.c_str(), &disk) == 0 &&
+                disk.f_bavail * disk.f_frsize < (std::uint64_t{1} << 20))) {
+      code = ENOSPC;
+    } else {
+      return {};
+    }
+  }
+  return fmt::format("{}: cannot write the database: {}", file, write_failure(code));
 }
 
 // Switching to WAL needs an exclusive lock, and SQLite answers SQLITE_BUSY at once, without its
@@ -34,6 +86,7 @@ void enable_wal(sqlite3* db, const std::filesystem::path& path) {
     const int primary = code & 0xff;
     if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
         std::chrono::steady_clock::now() > deadline) {
+      if (const std::string m = remedy(db, path.string()); !m.empty()) BLASTER_THROW("{}", m);
       BLASTER_THROW("SQLite error in {}: {} (in: {})", path.string(), sqlite3_errmsg(db), sql);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -85,6 +138,10 @@ void statement::fail(std::string_view call) const {
         "{}: the database is damaged ({}); move it away and restore a copy, or pick another "
         "home (in: {})",
         file != nullptr ? file : "the database", sqlite3_errmsg(db_), sql_);
+  }
+  const char* file = sqlite3_db_filename(db_, "main");
+  if (const std::string m = remedy(db_, file != nullptr ? file : "the database"); !m.empty()) {
+    BLASTER_THROW("{}", m);
   }
   BLASTER_THROW("SQLite {} failed: {} (in: {})", call, sqlite3_errmsg(db_), sql_);
 }
@@ -181,12 +238,14 @@ database::database(const std::filesystem::path& path) : path_(path) {
   if (sqlite3_exec(handle_, probe, nullptr, nullptr, nullptr) != SQLITE_OK) {
     const int code = sqlite3_errcode(handle_);
     const std::string message = sqlite3_errmsg(handle_);
+    const std::string what_to_do = remedy(handle_, path_.string());
     sqlite3_close_v2(handle_);
     handle_ = nullptr;
     if (is_foreign_file(code)) {
       BLASTER_INPUT_ERROR("{}: not a blaster database ({}); move it away or pick another home",
                           path_.string(), message);
     }
+    if (!what_to_do.empty()) BLASTER_THROW("{}", what_to_do);
     BLASTER_THROW("SQLite cannot read {}: {} (in: {})", path_.string(), message, probe);
   }
   enable_wal(handle_, path_);
@@ -214,6 +273,7 @@ void database::fail(std::string_view sql) const {
         "home (in: {})",
         path_.string(), sqlite3_errmsg(handle_), sql);
   }
+  if (const std::string m = remedy(handle_, path_.string()); !m.empty()) BLASTER_THROW("{}", m);
   BLASTER_THROW("SQLite error in {}: {} (in: {})", path_.string(), sqlite3_errmsg(handle_), sql);
 }
 

@@ -19,11 +19,11 @@ struct metric_info {
 // A metric as the store keeps it (metric_definitions), owning its text. `console`: a column of
 // the console table; the other formats show every metric.
 struct metric_definition {
-  std::string tag;
-  std::string name;
-  std::string unit;
-  std::string description;
-  std::string format;
+  std::string tag{};
+  std::string name{};
+  std::string unit{};
+  std::string description{};
+  std::string format{};
   bool console = false;
 
   // The owning copy of a quantity defined in code.

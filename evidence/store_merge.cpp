@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
+#include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 
 namespace blaster {
@@ -239,22 +240,50 @@ void merge_rows(database& db, merge_outcome& out) {
   }
 }
 
-}  // namespace
-
-merge_outcome merge_home(store& into, const fs::path& source) {
-  merge_outcome out;
-  out.source = source;
+void require_home(const fs::path& source) {
   if (!fs::is_regular_file(source / "blaster.db")) {
     BLASTER_INPUT_ERROR(
         "{} is not a blaster home (no blaster.db there); name the --home of the "
         "run or shard to merge",
         source.string());
   }
+}
+
+// Every object that a run of `from` cites is in its CAS, or already in that of `into` (where a
+// bundle's objects are put before its rows are merged).
+void require_cited_objects(store& from, store* into) {
+  const run_catalog catalog(from);
+  for (const run_summary& s : catalog.runs({})) {
+    for (const object_citation& c : catalog.cited_objects(s.run.id)) {
+      if (from.cas().contains(c.sha256)) continue;
+      if (into != nullptr && into->cas().contains(c.sha256)) continue;
+      BLASTER_INPUT_ERROR(
+          "{}: run {} ({}) cites object {} ({} row {}, column {}), which its cas/ lacks, so "
+          "nothing was merged; the home is damaged: put the object back (from another copy of "
+          "the home, or a bundle of the run), or merge a whole copy",
+          from.home().string(), s.run.id, s.run.command, c.sha256, c.table, c.row_id, c.column);
+    }
+  }
+}
+
+}  // namespace
+
+void require_whole_home(const fs::path& source) {
+  require_home(source);
+  store from(source);
+  require_cited_objects(from, nullptr);
+}
+
+merge_outcome merge_home(store& into, const fs::path& source) {
+  merge_outcome out;
+  out.source = source;
+  require_home(source);
   if (fs::equivalent(source, into.home())) {
     BLASTER_INPUT_ERROR("{} is the home being merged into", source.string());
   }
   // Opening it brings its schema to this blaster's, as opening any home does.
   store from(source);
+  require_cited_objects(from, &into);
   // The bytes first, then the rows that cite them: a failure between leaves objects no row cites.
   out.objects_added = merge_objects(into, from.cas().root());
 

@@ -27,6 +27,14 @@ struct merge_outcome {
 // thing (devices, tasks, sources, metric definitions) map onto the row of the same name. A run
 // already here is skipped, so merging again changes nothing; a run whose id names another run
 // here is a conflict, named and left out. A source that is not a blaster home is an input_error.
+// A home whose runs cite an object that neither its CAS nor that of `into` holds (the object was
+// deleted, or never came over) is damaged, and merge_home refuses it before writing anything.
 merge_outcome merge_home(store& into, const std::filesystem::path& source);
+
+// Refuses, as an input_error that names the home, the run, the row and the object, a home one
+// of whose runs cites an object its CAS lacks: merged, it would leave the home it went into
+// citing nothing. A source that is not a blaster home is an input_error too. Writes nothing but
+// what opening the home writes (its schema brought to this blaster's).
+void require_whole_home(const std::filesystem::path& source);
 
 }  // namespace blaster

@@ -31,7 +31,11 @@ void add_result_cells(table_row& row, const stored_result& result,
   for (const auto& m : metrics) {
     const bool measured = result.status == "passed" || result.status == "profiled";
     const auto v = measured ? result.metric(m.tag) : std::nullopt;
-    row.cells.push_back(v ? table_cell(*v) : table_cell());
+    if (v) {
+      row.cells.emplace_back(*v);
+    } else {
+      row.cells.emplace_back();
+    }
   }
   if (result.status != "passed" && result.status != "profiled") {
     row.summary = result.reason;
@@ -41,10 +45,10 @@ void add_result_cells(table_row& row, const stored_result& result,
 }
 
 result_table stored_results_table(const std::vector<stored_result>& results,
-                                  const std::vector<metric_definition>& definitions,
-                                  bool console) {
+                                  const std::vector<metric_definition>& definitions, bool console) {
   result_table t;
-  t.columns.push_back({.metric = {.tag = "variant", .name = "candidate"}, .width = 9, .left = true});
+  t.columns.push_back(
+      {.metric = {.tag = "variant", .name = "candidate"}, .width = 9, .left = true});
   t.columns.push_back({.metric = {.tag = "status", .name = "status"}, .width = 8, .left = true});
   const std::vector<metric_definition> metrics = shown_metrics(results, definitions, console);
   add_metric_columns(t, metrics);

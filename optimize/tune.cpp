@@ -162,6 +162,7 @@ tune_result run_tune(const tune_options& options, store& records) {
     if (!report.gpu) {
       out.gpu = false;
       out.gpu_unavailable = report.gpu_unavailable;
+      out.compiled = report;
       return out;
     }
     const auto size = static_cast<std::int64_t>(task.value(c, options.size_symbol));
@@ -262,15 +263,39 @@ tuned_table with_earlier_entries(const tuned_table& table, const std::filesystem
         file.string(), candidate(earlier).empty() ? "no named candidate" : candidate(earlier),
         candidate(table), candidate(table));
   }
+  // Both ascending by size: one pass, the new entry where both have a size.
   tuned_table merged = table;
+  merged.entries.clear();
+  auto now = table.entries.begin();
   for (const auto& e : earlier.entries) {
-    const bool tuned_now = std::any_of(table.entries.begin(), table.entries.end(),
-                                       [&](const tuned_entry& n) { return n.size == e.size; });
-    if (tuned_now) continue;
-    merged.put(e);
+    while (now != table.entries.end() && now->size < e.size) merged.entries.push_back(*now++);
+    if (now != table.entries.end() && now->size == e.size) continue;
+    merged.entries.push_back(e);
     kept.push_back(e.size);
   }
+  merged.entries.insert(merged.entries.end(), now, table.entries.end());
   return merged;
+}
+
+void require_table_of(const tune_options& options, const tuned_table& table,
+                      const std::filesystem::path& file) {
+  const auto stated = [&](const char* key) {
+    const auto it = table.about.find(key);
+    return it == table.about.end() ? std::string() : it->second;
+  };
+  const std::string candidate = options.bench.candidates.front().filename().string();
+  if (!stated("task").empty() && stated("task") != options.bench.task) {
+    BLASTER_INPUT_ERROR(
+        "{}: a table of task {}, not of {}; check it with --task {} and its candidate, or give "
+        "a table of {}",
+        file.string(), stated("task"), options.bench.task, stated("task"), options.bench.task);
+  }
+  if (!stated("candidate").empty() && stated("candidate") != candidate) {
+    BLASTER_INPUT_ERROR(
+        "{}: a table of candidate {}, not of {}; check it with --candidate naming {}, or give a "
+        "table of {}",
+        file.string(), stated("candidate"), candidate, stated("candidate"), candidate);
+  }
 }
 
 std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
@@ -373,6 +398,7 @@ check_result check_tuned_table(const tune_options& options, const tuned_table& t
     if (!report.gpu) {
       out.gpu = false;
       out.gpu_unavailable = report.gpu_unavailable;
+      out.compiled = report;
       return out;
     }
     if (!key_compared) {

@@ -59,6 +59,7 @@ struct tune_result {
   std::vector<tuned_table> tables;  // one per shape, in the order the cases first name it
   bool gpu = true;
   std::string gpu_unavailable;
+  bench_report compiled{};  // without a GPU: the run that compiled every configuration
 };
 
 // A case's entry from its bench report: the fastest variant of the candidate that passed and
@@ -130,7 +131,14 @@ struct check_result {
   std::vector<std::string> mismatches;
   bool gpu = true;
   std::string gpu_unavailable;
+  bench_report compiled{};  // without a GPU: the run that compiled every configuration
 };
+
+// Refuses (input_error naming `file`) a table that says it is of another task or candidate than
+// options' (its "task" and "candidate"): its entries were not measured of this one. A table that
+// names neither (an engine's) is taken.
+void require_table_of(const tune_options& options, const tuned_table& table,
+                      const std::filesystem::path& file);
 
 // The task's first case of that size whose other symbols are the table's shape; empty: none.
 std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,

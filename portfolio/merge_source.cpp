@@ -13,6 +13,8 @@ merge_source check_merge_source(const std::filesystem::path& path,
         verify_evidence_bundle(path, options.public_key, options.allow_unchecked_signature);
     require_verified(source.verified);
     source.progress = read_bundle_progress(path);
+  } else {
+    require_whole_home(path);
   }
   return source;
 }

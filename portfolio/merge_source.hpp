@@ -26,7 +26,8 @@ struct merge_source_options {
   bool allow_unchecked_signature = false;
 };
 
-// Checks a source: a home, or an evidence bundle that verifies as `blaster verify` verifies it
+// Checks a source: a home whose runs cite only objects it holds (require_whole_home), or an
+// evidence bundle that verifies as `blaster verify` verifies it
 // (verify_evidence_bundle) and, when it is a portfolio's, says what the portfolio's progress needs
 // (read_bundle_progress). Anything else is an input_error naming the source and, for a bundle
 // that does not verify, its problems; nothing is written.

@@ -183,8 +183,13 @@ std::vector<portfolio_item> items_not_run(const suite& s, const portfolio_option
 
 std::int64_t shard_first_run_id(int shard) { return std::int64_t{shard} * 1'000'000; }
 
-std::filesystem::path portfolio_progress_file(const store& records, const suite& s) {
-  return records.home() / "portfolio" / (s.name + ".progress.json");
+std::string progress_file_name(const std::string& suite_name, bool compile_only) {
+  return suite_name + (compile_only ? ".compile-only" : "") + ".progress.json";
+}
+
+std::filesystem::path portfolio_progress_file(const store& records, const suite& s,
+                                              bool compile_only) {
+  return records.home() / "portfolio" / progress_file_name(s.name, compile_only);
 }
 
 progress_merge merge_portfolio_progress(store& records, const std::filesystem::path& source) {
@@ -259,7 +264,10 @@ progress_merge merge_bundle_progress(store& records, const std::filesystem::path
                                      const json& progress) {
   progress_merge out;
   if (progress.is_null()) return out;
-  merge_progress(records, progress["identity"]["suite"].get<std::string>() + ".progress.json",
+  const json& identity = progress["identity"];
+  merge_progress(records,
+                 progress_file_name(identity["suite"].get<std::string>(),
+                                    identity.value("compile_only", false)),
                  progress, bundle, out);
   return out;
 }
@@ -267,7 +275,8 @@ progress_merge merge_bundle_progress(store& records, const std::filesystem::path
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench) {
   const int sessions = options.sessions > 0 ? options.sessions : s.protocol.sessions;
-  const std::filesystem::path progress_path = portfolio_progress_file(records, s);
+  const std::filesystem::path progress_path =
+      portfolio_progress_file(records, s, options.compile_only);
   const json identity = progress_identity(s, sessions, options);
   json progress = {{"identity", identity}, {"done", json::object()}};
   if (!options.fresh) {

@@ -112,7 +112,12 @@ using portfolio_bench = std::function<bench_report(const bench_options&, store&,
 std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_options& options,
                                              store& records, const portfolio_bench& bench);
 
-std::filesystem::path portfolio_progress_file(const store& records, const suite& s);
+// <home>/portfolio/<suite>.progress.json, or <suite>.compile-only.progress.json for a compile-only
+// portfolio (progress_file_name): the two never take each other's place, so that checking a
+// suite's build does not make the timed portfolio start over, nor the other way round.
+std::filesystem::path portfolio_progress_file(const store& records, const suite& s,
+                                              bool compile_only = false);
+std::string progress_file_name(const std::string& suite_name, bool compile_only);
 
 // The items of options' shard with no outcome among `outcomes` (what --recorded left out), in the
 // suite's order.

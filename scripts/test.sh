@@ -55,8 +55,19 @@ fi
 
 # The tests read tasks/ and kernels/ of this tree.
 export BLASTER_ROOT=$PWD
+# ctest says only "(Skipped)"; each test's reason is in its output, which the JUnit file keeps.
+junit=$(mkdir -p "$build_dir/Testing" && cd "$build_dir/Testing" && pwd)/junit.xml
+rm -f "$junit"
+status=0
 if ((gpu_only)); then
   export BLASTER_REQUIRE_GPU=1
-  exec ctest --test-dir "$build_dir" --output-on-failure --label-regex gpu
+  ctest --test-dir "$build_dir" --output-on-failure --label-regex gpu --output-junit "$junit" ||
+    status=$?
+else
+  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" \
+    --output-junit "$junit" || status=$?
 fi
-exec ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)"
+if [[ -f "$junit" ]]; then
+  python3 scripts/skip_reasons.py "$junit" || true
+fi
+exit "$status"

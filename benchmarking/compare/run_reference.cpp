@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "evidence/bundle_verifier.hpp"
 #include "evidence/run_catalog.hpp"
 #include "evidence/store.hpp"
 
@@ -103,9 +104,36 @@ std::vector<loaded_run> load_store_run(const fs::path& home, std::string_view ru
                      .report = parse_report(j, where)}};
 }
 
+// A bundle's results are read only once it verifies as `blaster verify` verifies its files and
+// its runs' records: an edited results.json is not a measurement to compare. Its signature is
+// not checked (compare takes no key; `blaster verify --pubkey` does that).
+void require_verified(const fs::path& dir) {
+  bundle_verification v = verify_bundle(dir, nullptr, /*allow_unchecked_signature=*/true);
+  check_run_records(v);
+  if (v.ok()) return;
+  constexpr std::size_t named = 8;
+  std::string problems;
+  for (std::size_t k = 0; k < v.problems.size(); ++k) {
+    if (k == named) {
+      problems += fmt::format(", and {} more", v.problems.size() - named);
+      break;
+    }
+    problems +=
+        fmt::format("{}{} {}", k == 0 ? "" : ", ", name_of(v.problems[k].kind), v.problems[k].path);
+  }
+  BLASTER_INPUT_ERROR(
+      "{}: the bundle does not verify ({}), so its results were not compared; blaster verify {} "
+      "says what is wrong with each file",
+      dir.string(), problems, dir.string());
+}
+
 std::vector<loaded_run> load_bundle(const fs::path& dir) {
+  // A folder that holds bundles without being one (no SHA256SUMS) has each of them verified.
+  const bool whole = is_there(dir / "SHA256SUMS");
+  if (whole) require_verified(dir);
   const std::optional<json> top = read_json(dir / "results.json");
   if (top && is_run_report(*top)) {
+    if (!whole) require_verified(dir);  // a run's bundle without its SHA256SUMS
     return {loaded_run{.source = dir.string(),
                        .report = parse_report(*top, (dir / "results.json").string())}};
   }
@@ -127,6 +155,7 @@ std::vector<loaded_run> load_bundle(const fs::path& dir) {
   std::sort(folders.begin(), folders.end());
   std::vector<loaded_run> runs;
   for (const fs::path& folder : folders) {
+    if (!whole) require_verified(folder);
     const fs::path file = folder / "results.json";
     const std::optional<json> j = read_json(file);
     if (j && is_run_report(*j)) {

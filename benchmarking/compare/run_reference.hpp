@@ -18,9 +18,12 @@ namespace blaster {
 //                       report), or one that holds run bundles in its sub-folders, such as a
 //                       portfolio's (runs/<id>-<task>-<case>/): every run under it, in the
 //                       order of their folders' names
-// A folder named like a run id is written as a path (./12). A missing folder, a run that is not
-// there, a run that recorded no report, and a report that does not parse are input_errors that
-// name the folder or run and say what to give instead. Reads only; nothing is created.
+// A folder named like a run id is written as a path (./12). A bundle is read only once it
+// verifies (its files and its runs' records, as `blaster verify` checks them; not its signature),
+// each run bundle on its own where the folder that holds them has no SHA256SUMS. A missing
+// folder, a bundle that does not verify, a run that is not there, a run that recorded no report,
+// and a report that does not parse are input_errors that name the folder or run and say what to
+// give instead. Reads only; nothing is created.
 std::vector<loaded_run> load_runs(std::string_view reference, const std::filesystem::path& home);
 
 }  // namespace blaster

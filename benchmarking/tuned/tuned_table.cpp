@@ -44,7 +44,7 @@ json value_json(const std::string& value) {
   return value;
 }
 
-std::string value_text(const json& value) {
+std::string value_text(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
@@ -141,7 +141,8 @@ tuned_table read_tuned_table(const std::filesystem::path& file) {
   const json_reader reader(file.string());
   tuned_table table;
   table.key = parse_tuned_file_name(file.filename().string());
-  const json doc = reader.parse(read_file(file));
+  // Sorted keys: an engine's table may hold a million sizes, and their order is the sizes'.
+  const nlohmann::json doc = reader.parse_sorted(read_file(file));
   if (!doc.is_object()) reader.fail("the table", "must be an object of sizes");
   for (const auto& [name, value] : doc.items()) {
     const std::optional<std::int64_t> size = size_of_key(name);
@@ -209,11 +210,12 @@ std::filesystem::path write_tuned_table(const std::filesystem::path& folder,
     }
     if (e.default_time_us) entry[std::string(default_key)] = *e.default_time_us;
     if (e.run_id) entry[std::string(run_key)] = *e.run_id;
-    doc[std::to_string(e.size)] = std::move(entry);
+    // Appended, not looked up: every key is new, and ordered_json's lookup is a linear search.
+    doc.get_ref<json::object_t&>().emplace_back(std::to_string(e.size), std::move(entry));
   }
   for (const auto& [name, value] : table.about) {
     if (size_of_key(name)) BLASTER_THROW("a fact named {} would read back as a size", name);
-    doc[name] = value;
+    doc.get_ref<json::object_t&>().emplace_back(name, value);
   }
   std::filesystem::create_directories(folder);
   const auto path = folder / tuned_file_name(table.key);

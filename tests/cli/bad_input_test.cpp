@@ -266,8 +266,8 @@ TEST_F(BadInput, UnknownFlagsRunsAndFoldersAreBadInput) {
 
 // The README's other codes: 1 the machine failed, 3 no GPU, 4 the bundle does not hold.
 TEST_F(BadInput, EveryDocumentedExitCodeComesWithItsJsonError) {
-  // A disk that takes no more bytes: the file size limit, with its signal ignored.
-  expect_error(compile(), 1, "", "ulimit -f 8 && trap '' XFSZ &&");
+  // A disk that takes no more bytes: the file size limit, whose signal blaster ignores.
+  expect_error(compile(), 1, "the file size limit (ulimit -f)", "ulimit -f 8 &&");
   fs::remove_all(dir_ / "home");
   // Without a GPU, bench compiles, records, and says that the rest needs one.
   if (nlohmann::json::parse(run(home_flag() + " doctor --json").out).at("gpu").is_null()) {
@@ -278,6 +278,50 @@ TEST_F(BadInput, EveryDocumentedExitCodeComesWithItsJsonError) {
   write_file_atomically(dir_ / "bundle" / "SHA256SUMS", std::string(64, '0') + "  gone.txt\n");
   expect_error(fmt::format("{} verify '{}'", home_flag(), (dir_ / "bundle").string()), 4,
                "do not trust this bundle");
+}
+
+// Under a file size limit each command that writes says which file and what to do, exit 1, and
+// leaves no bundle behind, torn or whole: SIGXFSZ ended bench, export, merge and trajectories
+// export with no word.
+TEST_F(BadInput, UnderAFileSizeLimitEveryWriterSaysSoAndLeavesNothingTorn) {
+  const std::string blaster = fmt::format("{} {}", root_flag(), home_flag());
+  expect_error(blaster + " bench --task rmsnorm", 1, "the file size limit (ulimit -f)",
+               "ulimit -f 8 &&");
+  // A home with a bench run and an optimize session, written without the limit; the bench
+  // compiles rmsnorm's candidates too, whose objects pass 32 KiB.
+  fs::copy(fs::path(BLASTER_SOURCE_DIR) / "kernels" / "rmsnorm", root() / "kernels" / "rmsnorm");
+  run(blaster + " bench --task rmsnorm");
+  const auto bench_run = nlohmann::json::parse(run(blaster + " runs --json").out).at(0).at("id");
+  write_file_atomically(dir_ / "broken.cu",
+                        "/* blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1, "
+                        "\"block\": 32, \"args\": [\"out\"]}]}\n*/\n"
+                        "__global__ void k(float* out) { out[0] = x; }\n");
+  write_file_atomically(dir_ / "proposer.sh",
+                        fmt::format("read line\npython3 -c 'import json; print(json.dumps("
+                                    "{{\"source\": open(\"{}\").read()}}))'\nread line\n"
+                                    "echo '{{\"stop\": true}}'\n",
+                                    (dir_ / "broken.cu").string()));
+  ASSERT_EQ(run(fmt::format("{} optimize --task rmsnorm --steps 1 --proposer 'sh {}'", blaster,
+                            (dir_ / "proposer.sh").string()))
+                .exit_code,
+            0);
+  const std::vector<std::pair<std::string, std::string>> writers = {
+      // The bench run: the bundle's write fails, past the database's (32 KiB of shared memory).
+      {fmt::format("export {} --out", bench_run.dump()), "ulimit -f 64 &&"},
+      {"trajectories export --run latest --out", "ulimit -f 8 &&"}};
+  for (const auto& [command, limit] : writers) {
+    const fs::path out = dir_ / "out";
+    expect_error(fmt::format("{} {} '{}'", blaster, command, out.string()), 1,
+                 "the file size limit (ulimit -f) was reached: raise it", limit);
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      EXPECT_EQ(entry.path().filename().string().find("out"), std::string::npos)
+          << command << " left " << entry.path();
+    }
+    fs::remove_all(out);
+  }
+  expect_error(fmt::format("{} --home '{}' merge '{}'", root_flag(), (dir_ / "merged").string(),
+                           (dir_ / "home").string()),
+               1, "blaster.db: cannot write the database: File too large", "ulimit -f 64 &&");
 }
 
 TEST_F(BadInput, DoctorNeedsNoGpu) {

@@ -16,6 +16,7 @@
 #include "core/file_io.hpp"
 #include "core/revision.hpp"
 #include "core/worker_process.hpp"
+#include "evidence/store.hpp"
 
 namespace blaster {
 namespace {
@@ -160,6 +161,26 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
           "--cases t1,t16");
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("tuning needs a GPU"), std::string::npos) << r.err;
+  // What was compiled is printed as bench prints it, every configuration with its registers.
+  EXPECT_NE(r.out.find("rms_norm_regs["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compiled"), std::string::npos) << r.out;
+  const auto json =
+      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1 --json");
+  EXPECT_EQ(json.exit_code, 3) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("error").at("code"), "no_gpu") << json.out;
+  EXPECT_FALSE(j.at("results").empty()) << json.out;
+  // A candidate that does not compile shows NVRTC's log, then why nothing was tuned.
+  const auto bad = dir_ / "broken.cu";
+  std::ofstream(bad) << "/* blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1, \"block\": 32, "
+                        "\"args\": [\"out\"]}]}\n*/\n__global__ void k(float* out) { out[0] = "
+                        "undeclared; }\n";
+  const auto broken = run("tune --task rms_norm --candidate '" + bad.string() + "' --cases t1");
+  EXPECT_EQ(broken.exit_code, 3) << broken.err;
+  EXPECT_NE(broken.out.find("compile_error"), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("identifier \"undeclared\" is undefined"), std::string::npos)
+      << broken.out;
+  EXPECT_NE(broken.err.find("tuning needs a GPU"), std::string::npos) << broken.err;
   const auto none = run("tune --task rms_norm --cases t1");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("one --candidate file"), std::string::npos) << none.err;
@@ -183,6 +204,21 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
           table.string() + "'");
   EXPECT_EQ(check.exit_code, 3) << check.err;
   EXPECT_NE(check.err.find("tuning needs a GPU"), std::string::npos) << check.err;
+  // A table that says it is another task's or another candidate's is refused before anything.
+  for (const auto& [about, refusal] : std::map<std::string, std::string>{
+           {R"("task": "rope", "candidate": "rms_norm_regs.cu")",
+            "a table of task rope, not of "
+            "rms_norm"},
+           {R"("task": "rms_norm", "candidate": "rms_norm_vec.cu")",
+            "a table of candidate rms_norm_vec.cu, not of rms_norm_regs.cu"}}) {
+    std::ofstream(table) << R"({"16": {"THREADS": 256}, "1": {"THREADS": 128}, )" << about << "}";
+    const auto other =
+        run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
+            "--check '" +
+            table.string() + "'");
+    EXPECT_EQ(other.exit_code, 2) << other.err;
+    EXPECT_NE(other.err.find(table.string() + ": " + refusal), std::string::npos) << other.err;
+  }
   EXPECT_EQ(run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1 "
                 "--check '" +
                 table.string() + "'")
@@ -191,15 +227,24 @@ TEST_F(BlasterCli, TuneCompilesItsCandidateThenNeedsAGpuAndTakesOneFile) {
       << "--check measures the table's sizes, not --cases";
 }
 
-// --from-runs measures nothing, so it needs no GPU: with no run of the task in the home, each case
-// says so and no table is written.
+// --from-runs measures nothing, so it needs no GPU. A home that is not there is refused, not
+// created; with no run of the task in the home, each case says so, no table is written, and the
+// command fails (it exited 0, having taken nothing).
 TEST_F(BlasterCli, TuneFromRunsNeedsNoGpuAndSaysWhereACaseHasNoRun) {
   const auto out = dir_ / "tables";
-  const auto r =
-      run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1,t16 "
-          "--from-runs --json --out '" +
-          out.string() + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string from_runs =
+      "tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu --cases t1,t16 "
+      "--from-runs --out '" +
+      out.string() + "'";
+  auto r = run(from_runs);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("no blaster store at " + (dir_ / "home").string()), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "home")) << "a read created the home";
+
+  { store home(dir_ / "home"); }  // a home, with no run of rms_norm
+  r = run(from_runs + " --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.at("cases").size(), 2U);
   EXPECT_EQ(j["cases"][0].at("case"), "t1");
@@ -208,6 +253,11 @@ TEST_F(BlasterCli, TuneFromRunsNeedsNoGpuAndSaysWhereACaseHasNoRun) {
             std::string::npos)
       << r.out;
   EXPECT_TRUE(j.at("tables").empty());
+  EXPECT_EQ(j.at("error").at("code"), "bad_input") << r.out;
+  EXPECT_NE(r.err.find("no case of --cases has a run in"), std::string::npos) << r.err;
+  r = run(from_runs);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find("no completed run of rms_norm at case t16"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(out));
   const auto both =
       run("tune --task rms_norm --candidate kernels/rms_norm/rms_norm_regs.cu "
@@ -230,6 +280,25 @@ TEST_F(BlasterCli, PortfolioRecordedWithNothingRecordedSaysSo) {
     const auto refused = run(suite + other);
     EXPECT_EQ(refused.exit_code, 2) << other << ": " << refused.err;
   }
+}
+
+// A compile-only portfolio and a timed one keep their progress apart: the timed one said the
+// compile-only one's file "is of another suite or protocol: starting over", and wrote over it.
+TEST_F(BlasterCli, ACompileOnlyPortfolioKeepsItsProgressApartFromTheTimedOnes) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is here: the timed portfolio would time its case";
+  std::ofstream(dir_ / "one.json") << R"({"name": "one", "title": "one task", "entries": [
+      {"id": "1", "task": "matvec", "cases": [{"case": "canonical"}]}]})";
+  const std::string suite = "portfolio --suite '" + (dir_ / "one.json").string() + "'";
+  auto r = run(suite + " --compile-only");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "home/portfolio/one.compile-only.progress.json"));
+  r = run(suite);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err.find("starting over"), std::string::npos) << r.err;
+  r = run(suite + " --compile-only");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("starting over"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not redone"), std::string::npos) << "its progress is its own\n" << r.err;
 }
 
 // A suite compiled in two shards, each into a home of its own, then merged: the merged home
@@ -313,6 +382,42 @@ TEST_F(BlasterCli, GpusIsAllOrNumbersElseBadInput) {
   EXPECT_NE(both.err.find("uses no GPU"), std::string::npos) << both.err;
 }
 
+// An empty value is a mistake, never the flag left out: `--shard ''` ran the whole suite, and
+// `--gpus ''` and `--cases ''` ran as if not given.
+TEST_F(BlasterCli, AnEmptyFlagValueIsBadInput) {
+  const std::string rope = std::string(BLASTER_SOURCE_DIR) + "/kernels/rope/rope_packs.cu";
+  for (const std::string& command :
+       {std::string("portfolio --suite core10 --shard ''"),
+        std::string("portfolio --suite core10 --gpus ''"),
+        std::string("bench --task rmsnorm --gpus ''"),
+        std::string("bench --task rmsnorm --cases ''"),
+        "tune --task rope --candidate " + rope + " --cases ''",
+        std::string("bench --task rmsnorm --case ''"),
+        std::string("bench --task rmsnorm --arch ''"), std::string("runs --task ''"),
+        std::string("--home '' runs"), std::string("optimize --task rmsnorm --proposer ''")}) {
+    const auto r = run(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("an empty value; give one, or leave the flag out"), std::string::npos)
+        << command << "\n"
+        << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "home")) << "a refused command wrote the home";
+}
+
+// A whole-number flag says its range in a few words, not as the range of a double.
+TEST_F(BlasterCli, AWholeNumberOutOfRangeSaysSoBriefly) {
+  const auto verify = run("verify '" + dir_.string() + "' --max-file-bytes 0");
+  EXPECT_EQ(verify.exit_code, 2) << verify.err;
+  EXPECT_NE(verify.err.find("--max-file-bytes: 0 is not a whole number of at least 1"),
+            std::string::npos)
+      << verify.err;
+  const auto runs = run("runs --limit -1");
+  EXPECT_EQ(runs.exit_code, 2) << runs.err;
+  EXPECT_NE(runs.err.find("--limit: -1 is not a whole number of at least 0"), std::string::npos)
+      << runs.err;
+  for (const auto& r : {verify, runs}) EXPECT_LT(r.err.size(), 200U) << r.err;
+}
+
 TEST_F(BlasterCli, GpusWithNoGpuHereSaysSoAndExits3) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is here: tests/gpu/multi_gpu_test.cpp uses it";
   const auto bench = run("bench --task rmsnorm --gpus all");
@@ -347,6 +452,32 @@ TEST_F(BlasterCli, CompileErrorShowsTheNvrtcLog) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("compile_error"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("identifier \"undeclared\" is undefined"), std::string::npos) << r.out;
+}
+
+// eval names the user's file, not the copy of it the session compiled under the home, and shows
+// NVRTC's log in its human output as well as under --json; optimize shows the log of a step that
+// did not compile.
+TEST_F(BlasterCli, EvalAndOptimizeShowTheCompileLogOfTheUsersFile) {
+  const auto bad = dir_ / "broken.cu";
+  std::ofstream(bad) << "/* blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1, \"block\": 32, "
+                        "\"args\": [\"out\"]}]}\n*/\n__global__ void k(float* out) { out[0] = "
+                        "undeclared; }\n";
+  const auto eval = run("eval --task rmsnorm --candidate '" + bad.string() + "'");
+  EXPECT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_NE(eval.out.find(bad.string() + " does not compile"), std::string::npos) << eval.out;
+  EXPECT_NE(eval.out.find(bad.string() + "(4): error: identifier \"undeclared\" is undefined"),
+            std::string::npos)
+      << eval.out;
+  EXPECT_EQ(eval.out.find("candidate-"), std::string::npos) << eval.out;
+
+  std::ofstream(dir_ / "proposer.sh")
+      << "read line\npython3 -c 'import json; print(json.dumps({\"source\": open(\"" << bad.string()
+      << "\").read()}))'\nread line\necho '{\"stop\": true}'\n";
+  const auto optimize = run("optimize --task rmsnorm --steps 1 --proposer 'sh " +
+                            (dir_ / "proposer.sh").string() + "'");
+  EXPECT_EQ(optimize.exit_code, 0) << optimize.err;
+  EXPECT_NE(optimize.out.find("error: identifier \"undeclared\" is undefined"), std::string::npos)
+      << optimize.out;
 }
 
 // The compile sandbox and its limits, as a user meets them.

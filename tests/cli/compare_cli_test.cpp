@@ -211,6 +211,34 @@ TEST_F(CompareCli, AnExportedBundleIsTheSameAsItsStoresRun) {
   EXPECT_TRUE(contains(r.out, "| task | case | candidate |")) << r.out;
 }
 
+// A bundle whose results.json was edited (here to another run's slower numbers) is refused as one
+// that does not verify: it was compared as it stood and reported SLOW, with no word of it.
+TEST_F(CompareCli, ABundleThatDoesNotVerifyIsRefusedNotCompared) {
+  const std::int64_t id = record_run(path("a"), {});
+  record_run(path("b"), {.fast_us = 105.0});
+  ASSERT_EQ(run(fmt::format("export {} --out bundle", id)).exit_code, 0);
+  ASSERT_EQ(run_blaster(dir_.path(), path("b"), "export latest --out slower", path("stderr.txt"))
+                .exit_code,
+            0);
+  write_file_atomically(path("bundle") / "results.json",
+                        read_file(path("slower") / "results.json"));
+  for (const char* json : {"", " --json"}) {
+    const auto r = run(std::string("compare a bundle") + json);
+    EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+    EXPECT_TRUE(contains(r.err, "bundle: the bundle does not verify (changed results.json"))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "its results were not compared")) << r.err;
+    EXPECT_FALSE(contains(r.out, "SLOW")) << r.out;
+  }
+  // A folder of run bundles without a SHA256SUMS of its own has each of them verified.
+  fs::create_directories(path("several"));
+  fs::rename(path("bundle"), path("several") / "one");
+  write_file_atomically(path("several") / "results.json", "{}");
+  const auto r = run("compare a several");
+  EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+  EXPECT_TRUE(contains(r.err, "one: the bundle does not verify")) << r.err;
+}
+
 // The checked-in portfolio, a bundle of nineteen run bundles from the previous release: every
 // run under it is read, compared with itself nothing changed, and against one of its own runs
 // the others are on one side only.

@@ -13,6 +13,7 @@
 #include "cli/run_blaster.hpp"
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
+#include "evidence/signature.hpp"
 #include "store/recorded_run.hpp"
 #include "store/store_test_support.hpp"
 
@@ -209,6 +210,21 @@ TEST_F(StoreCli, SignedBundleChecksOnlyUnderItsKey) {
   // and the message names the key that signed it.
   const std::string fingerprint = read_file(dir_.path() / "signed" / "SHA256SUMS.signer")
                                       .substr(std::string("ed25519 ").size(), 64);
+  // keygen printed that fingerprint with the recipe that computes it from me.pub without
+  // blaster, and the recipe gives it (sha256sum of the .pub file does not: it hashes the PEM).
+  const auto again = run("keygen --out third");
+  const std::string recipe =
+      "openssl pkey -pubin -in third.pub -outform DER | tail -c 32 | sha256sum";
+  EXPECT_TRUE(contains(again.out, "fingerprint ed25519 ")) << again.out;
+  EXPECT_TRUE(contains(again.out, recipe)) << again.out;
+  if (std::system("openssl version >/dev/null 2>&1") == 0) {
+    const std::string printed = again.out.substr(again.out.find("fingerprint ed25519 ") + 20, 64);
+    EXPECT_EQ(std::system(fmt::format("cd '{}' && test \"$({} | cut -c1-64)\" = {}",
+                                      dir_.path().string(), recipe, printed)
+                              .c_str()),
+              0)
+        << printed;
+  }
   r = run("verify signed");
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_TRUE(contains(r.out, fingerprint)) << r.out;
@@ -283,6 +299,30 @@ TEST_F(StoreCli, DamagedOrForeignDatabaseIsBadInputNamingTheFile) {
   EXPECT_TRUE(contains(r.err, "holds tables recipes")) << r.err;
 }
 
+// One rule for --format: a command prints the formats it has a renderer for and refuses the
+// others by name; runs, show and merge printed their table under csv and md.
+TEST_F(StoreCli, EveryCommandRefusesAFormatItDoesNotPrint) {
+  record_runs();
+  { store shard(dir_.path() / "shard"); }
+  for (const std::string& command :
+       {std::string("runs"), std::string("show 1"), std::string("merge shard"),
+        std::string("export 1 --out b"), std::string("keygen --out k")}) {
+    for (const char* format : {"csv", "md"}) {
+      const auto r = run(command + " --format " + format);
+      const std::string name = command.substr(0, command.find(' '));
+      EXPECT_EQ(r.exit_code, 2) << command << " " << format << "\n" << r.out << r.err;
+      EXPECT_TRUE(
+          contains(r.err, fmt::format("--format {}: {} prints table, json only", format, name)))
+          << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir_.path() / "b"));
+  const auto csv = run("history --task rmsnorm --format csv");
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_TRUE(contains(csv.out, ",")) << csv.out;
+}
+
 TEST_F(StoreCli, HelpDocumentsEveryExitCode) {
   auto r = run("verify --help");
   EXPECT_EQ(r.exit_code, 0);
@@ -323,12 +363,51 @@ TEST_F(StoreCli, MergeBringsShardsOverAndNamesConflicts) {
   r = run("merge clash");
   EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "conflict, left out: run 1 (blaster bench --task gelu)")) << r.out;
+  EXPECT_TRUE(contains(r.err, "1 left out as a conflict: run 1 (blaster bench --task gelu)"))
+      << r.err;
   EXPECT_TRUE(contains(run("show 1").out, "rmsnorm")) << "this home's run 1 stays";
+  // --json: what was merged, and the error every failing command prints, as bench's.
+  r = run("merge clash --json");
+  EXPECT_EQ(r.exit_code, 5) << r.out << r.err;
+  const auto clash = nlohmann::json::parse(r.out);
+  EXPECT_EQ(clash.at("merged").at(0).at("conflicts").size(), 1U) << r.out;
+  EXPECT_EQ(clash.at("error").at("code"), "conflict") << r.out;
+  EXPECT_TRUE(contains(clash.at("error").at("message").get<std::string>(),
+                       "run 1 (blaster bench --task gelu) names another run of this home"))
+      << r.out;
 
   fs::create_directories(dir_.path() / "not-a-home");
   r = run("merge not-a-home");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(contains(r.err, "is neither a blaster home")) << r.err;
+}
+
+// A home whose run cites an object its cas/ lacks is refused, naming the run and the object, and
+// nothing is written: merged, it left the home it went into citing a missing object, exit 0.
+TEST_F(StoreCli, MergeRefusesAHomeThatLacksAnObjectItsRunCites) {
+  recorded_run damaged;
+  {
+    store shard(dir_.path() / "damaged");
+    shard.number_runs_from(1'000'000);
+    damaged = record_bench_run(shard, "relu", "damaged");
+    {
+      store whole(dir_.path() / "whole");
+      record_bench_run(whole, "gelu", "whole");
+    }
+  }
+  const fs::path object = dir_.path() / "damaged" / "cas" /
+                          damaged.fast_samples_sha256.substr(0, 2) / damaged.fast_samples_sha256;
+  ASSERT_TRUE(fs::exists(object));
+  fs::remove(object);
+  for (const char* json : {"", " --json"}) {
+    const auto r = run(std::string("merge whole damaged") + json);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "run 1000000 (blaster bench --task relu) cites object " +
+                                    damaged.fast_samples_sha256))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "nothing was merged")) << r.err;
+    EXPECT_FALSE(fs::exists(home())) << "a refused merge wrote the home";
+  }
 }
 
 // blaster merge BUNDLE: a reviewer loads a run's bundle into a home of their own and shows it;
@@ -401,6 +480,23 @@ TEST_F(StoreCli, EveryCheckedInPortfolioVerifiesAndOneChangedByteFailsIt) {
     SCOPED_TRACE(checked_in.filename().string());
     verify_checked_in(checked_in);
   }
+}
+
+// artifacts/README.md names the checked-in key by the fingerprint a signed bundle's
+// SHA256SUMS.signer carries (the SHA-256 of its 32 raw bytes), so that a reviewer can hold one to
+// the other; and it calls no checked-in bundle signed that is not.
+TEST_F(StoreCli, TheArtifactsReadmeNamesTheKeyAsSignedBundlesDo) {
+  const fs::path artifacts = fs::path(BLASTER_SOURCE_DIR) / "artifacts";
+  std::string readme = read_file(artifacts / "README.md");
+  std::replace(readme.begin(), readme.end(), '\n', ' ');
+  const ed25519_key key = read_public_key(artifacts / "keys" / "blaster-artifacts.pub");
+  EXPECT_TRUE(contains(readme, "`ed25519 " + key.public_sha256() + "`")) << readme;
+  EXPECT_FALSE(contains(readme, "from core10's second bundle on")) << readme;
+  bool any_signed = false;
+  for (const auto& entry : fs::directory_iterator(artifacts)) {
+    any_signed = any_signed || fs::exists(entry.path() / "SHA256SUMS.sig");
+  }
+  if (!any_signed) EXPECT_TRUE(contains(readme, "No bundle here is signed yet")) << readme;
 }
 
 void StoreCli::verify_checked_in(const fs::path& checked_in) {

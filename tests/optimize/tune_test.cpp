@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "benchmarking/candidate/candidate.hpp"
 #include "benchmarking/tuned/tuned_table.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "evidence/store.hpp"
 #include "temp_home.hpp"
 
@@ -145,6 +147,44 @@ TEST(TuneWrite, TuningSomeSizesAgainKeepsTheOthers) {
   std::vector<std::int64_t> ignored;
   EXPECT_THROW(static_cast<void>(with_earlier_entries(table({1}, 64, "b.cu"), folder, ignored)),
                input_error);
+  std::filesystem::remove_all(folder);
+}
+
+// A table of a million sizes (an engine may ship one) reads, merges with a new entry and writes
+// in time linear in its size: each of the three took n^2/2 steps (ordered_json's key search,
+// and an entry inserted into the middle of a vector), hours at this size.
+TEST(TuneWrite, AMillionEntriesReadMergeAndWriteInLinearTime) {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("blaster-tune-million-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  constexpr std::int64_t sizes = 1'000'000;
+  std::string text = "{";
+  for (std::int64_t size = sizes; size >= 1; --size) {  // the file's order is not the sizes'
+    text += fmt::format("\"{}\": {{\"V\": {}}},", 2 * size, size % 4);
+  }
+  text += R"("task": "rms_norm", "candidate": "a.cu"})";
+  const auto name = "H=4096,device_name=NVIDIA_H200,dtype=bf16.json";
+  write_file_atomically(folder / name, text);
+
+  const auto start = std::chrono::steady_clock::now();
+  const tuned_table table = read_tuned_table(folder / name);
+  ASSERT_EQ(table.entries.size(), static_cast<std::size_t>(sizes));
+  EXPECT_EQ(table.entries.front().size, 2);
+  EXPECT_EQ(table.entries.back().params.at("V"), "0");
+  tuned_table now{.key = table.key, .about = table.about, .entries = {}};
+  now.put({.size = 3, .params = {{"V", "9"}}});
+  std::vector<std::int64_t> kept;
+  const tuned_table merged = with_earlier_entries(now, folder, kept);
+  ASSERT_EQ(merged.entries.size(), static_cast<std::size_t>(sizes) + 1);
+  EXPECT_EQ(merged.entries[1].params.at("V"), "9");
+  EXPECT_EQ(kept.size(), static_cast<std::size_t>(sizes));
+  write_tuned_table(folder, merged);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // About 5 s on two cores in a Release build, which the quadratic steps exceeded by hours.
+  EXPECT_LT(seconds, 120.0);
+  EXPECT_EQ(read_tuned_table(folder / name).entries.size(), static_cast<std::size_t>(sizes) + 1);
   std::filesystem::remove_all(folder);
 }
 

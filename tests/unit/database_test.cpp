@@ -1,9 +1,13 @@
 #include "evidence/database.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -221,6 +225,63 @@ TEST_F(Database, ErrorsCarryTheMessageAndTheSql) {
     EXPECT_NE(message.find("SELECT * FROM missing_table"), std::string::npos) << message;
   }
   EXPECT_THROW(db.prepare("SELECT 1; SELECT 2"), error);
+}
+
+// A writer that waited out the busy timeout behind another's lock says which file and what to do,
+// not SQLite's words and the SQL it was running.
+TEST_F(Database, ALockHeldPastTheTimeoutNamesTheFileAndTheRemedy) {
+  database holder(path_);
+  holder.exec("CREATE TABLE t(x)");
+  holder.exec("BEGIN IMMEDIATE");
+  database waiter(path_);
+  try {
+    transaction guard(waiter);
+    FAIL() << "took the write lock another connection holds";
+  } catch (const error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(path_.string() + ": the database is locked", 0), 0U) << message;
+    EXPECT_NE(message.find("another blaster using this home"), std::string::npos) << message;
+    EXPECT_NE(message.find("--home DIR"), std::string::npos) << message;
+    EXPECT_EQ(message.find("BEGIN"), std::string::npos) << message;
+  }
+  holder.exec("COMMIT");
+}
+
+// SQLite says "disk I/O error" when a write meets the file size limit (and "database or disk is
+// full" on a full disk): the message names the database and what to do instead.
+TEST_F(Database, AWriteBeyondTheFileSizeLimitNamesTheFileAndTheRemedy) {
+  {
+    database db(path_);
+    db.exec("CREATE TABLE t(x BLOB)");
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 0;
+    ::signal(SIGXFSZ, SIG_IGN);  // blaster's main ignores it too: the write fails with EFBIG
+    const rlimit limit{256 << 10, 256 << 10};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+    try {
+      database db(path_);
+      statement insert = db.prepare("INSERT INTO t VALUES(zeroblob(4 << 20))");
+      insert.step();
+      code = 11;
+    } catch (const error& e) {
+      const std::string message = e.what();
+      if (message.rfind(path_.string() + ": cannot write the database: File too large", 0) != 0 ||
+          message.find("ulimit -f") == std::string::npos ||
+          message.find("INSERT") != std::string::npos) {
+        std::fprintf(stderr, "message: %s\n", e.what());
+        code = 12;
+      }
+    }
+    std::fflush(stderr);
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message on stderr";
 }
 
 TEST_F(Database, MovedDatabaseKeepsWorking) {
