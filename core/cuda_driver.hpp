@@ -30,6 +30,8 @@ namespace blaster::cuda {
   X(cuDevicePrimaryCtxRetain)       \
   X(cuDevicePrimaryCtxRelease)      \
   X(cuCtxSetCurrent)                \
+  X(cuCtxSetLimit)                  \
+  X(cuCtxResetPersistingL2Cache)    \
   X(cuMemAlloc)                     \
   X(cuMemFree)                      \
   X(cuMemcpyHtoD)                   \

@@ -159,6 +159,63 @@ interval bootstrap_speedup(std::span<const double> baseline_medians,
   return out;
 }
 
+namespace {
+
+// The largest rank k with P(Binomial(n, 1/2) < k) <= tail, or 0 where even k = 1 exceeds it.
+std::size_t order_statistic_rank(std::size_t n, double tail) {
+  // P(X = j) built up in logs: n choose j over 2^n underflows a double beyond n = 1000.
+  double below = 0.0;  // P(X < k)
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double log_p = std::lgamma(static_cast<double>(n) + 1.0) -
+                         std::lgamma(static_cast<double>(j) + 1.0) -
+                         std::lgamma(static_cast<double>(n - j) + 1.0) -
+                         static_cast<double>(n) * std::log(2.0);
+    below += std::exp(log_p);  // now P(X <= j) = P(X < j + 1)
+    if (below > tail) break;
+    k = j + 1;
+  }
+  return std::min(k, (n + 1) / 2);
+}
+
+}  // namespace
+
+interval median_ratio_interval(std::span<const double> numerators,
+                               std::span<const double> denominators, double confidence) {
+  const std::size_t n = numerators.size();
+  if (n == 0 || denominators.size() != n) {
+    BLASTER_INPUT_ERROR(
+        "a ratio interval pairs values by index: {} numerators and {} denominators; both must be "
+        "the same, nonzero count",
+        n, denominators.size());
+  }
+  require_positive(numerators, "numerators");
+  require_positive(denominators, "denominators");
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    BLASTER_INPUT_ERROR("ratio interval confidence {} is outside (0, 1)", confidence);
+  }
+  std::vector<double> ratios(n);
+  for (std::size_t i = 0; i < n; ++i) ratios[i] = numerators[i] / denominators[i];
+  std::sort(ratios.begin(), ratios.end());
+  interval out{.low = 0.0, .high = std::numeric_limits<double>::infinity(), .point = 0.0};
+  out.point = median(ratios);
+  const std::size_t k = order_statistic_rank(n, (1.0 - confidence) / 2.0);
+  if (k >= 1) {
+    out.low = ratios[k - 1];
+    out.high = ratios[n - k];
+  }
+  return out;
+}
+
+int pairs_for_an_interval(double confidence) {
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    BLASTER_INPUT_ERROR("ratio interval confidence {} is outside (0, 1)", confidence);
+  }
+  std::size_t n = 1;
+  while (order_statistic_rank(n, (1.0 - confidence) / 2.0) == 0) ++n;
+  return static_cast<int>(n);
+}
+
 int calibrated_inner_count(double probe_ms_per_launch, double target_sample_ms, int max_inner) {
   if (max_inner < 1) BLASTER_INPUT_ERROR("max_inner is {}; it must be at least 1", max_inner);
   if (!(target_sample_ms > 0.0)) return 1;

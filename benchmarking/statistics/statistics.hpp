@@ -68,6 +68,19 @@ interval bootstrap_speedup(std::span<const double> baseline_medians,
                            std::span<const double> candidate_medians, std::uint64_t seed,
                            int resamples = 10000, double confidence = 0.95);
 
+// The median of the paired ratios numerators[i] / denominators[i], with a distribution-free
+// interval: the order statistics r(k) and r(n + 1 - k) of the sorted ratios, k the largest rank
+// with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2. It holds the ratios' median with at least
+// `confidence` whatever their distribution, given pairs independent of each other, and needs no
+// seed. With too few pairs for any k >= 1 the interval is [0, infinity]: nothing can be excluded.
+// Throws input_error for sizes that differ or are zero, values that are not positive and finite,
+// or confidence outside (0, 1).
+interval median_ratio_interval(std::span<const double> numerators,
+                               std::span<const double> denominators, double confidence);
+
+// The fewest pairs for which median_ratio_interval at `confidence` is finite on both sides.
+int pairs_for_an_interval(double confidence);
+
 // Hot mode's launches per sample: ceil(target / probe), clamped to [1, max_inner], so that a
 // sample of that many back-to-back launches lasts about target_sample_ms. A probe of 0 or less
 // (a launch faster than the timer resolves) counts as the smallest positive time, hence

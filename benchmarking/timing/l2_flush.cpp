@@ -43,7 +43,17 @@ constexpr unsigned sweep_threads = 512;
 l2_flush::l2_flush(int l2_bytes, const std::string& arch, compile_cache* cache)
     : buffer_(2 * static_cast<std::size_t>(l2_bytes)),
       sink_(sizeof(unsigned)),
-      sweep_(sweep_source, std::string(kernel_name), arch, cache) {}
+      sweep_(sweep_source, std::string(kernel_name), arch, cache) {
+  // A line loaded with an evict_last hint (createpolicy, or a stream's persisting access window)
+  // outlives normal lines only in the L2's set-aside for persisting accesses. This context sets
+  // none aside, whatever the environment asked, and no line is left persisting: the sweep's
+  // normal lines then evict every line, whatever priority a kernel asked for.
+  const CUresult limit = cuda::driver().cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
+  if (limit != CUDA_ERROR_UNSUPPORTED_LIMIT) {
+    cuda::check(limit, "setting aside no L2 for persisting accesses");
+    cuda::check(cuda::driver().cuCtxResetPersistingL2Cache(), "resetting persisting L2 lines");
+  }
+}
 
 void l2_flush::operator()(CUstream stream) {
   buffer_.fill_u32(0x5A5A5A5AU, stream);

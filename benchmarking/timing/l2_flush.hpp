@@ -12,8 +12,9 @@ namespace blaster {
 
 class compile_cache;
 
-// Empties the L2 before a cold launch: a buffer twice the L2 is written, which evicts every line,
-// and then read, which writes the flush's own dirty lines back before the launch. What stays
+// Empties the L2 before a cold launch: a buffer twice the L2 is written, which evicts every line
+// (the context sets no L2 aside for persisting accesses, so a kernel's evict_last hints keep
+// none), and then read, which writes the flush's own dirty lines back before the launch. What stays
 // behind is clean, so the timed kernel pays no write-back of the flush's data (Nsight Compute's
 // cache control leaves the L2 clean too).
 class l2_flush {

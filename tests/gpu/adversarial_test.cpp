@@ -231,6 +231,76 @@ TEST(AdversarialGpu, ABugAtSizesNoFixedCaseHasFailsOnADrawnShape) {
   }
 }
 
+// Skips small enough to hide in a fixed slack: an eighth of the blocks, where the outputs hold the
+// kernel's last answer, or where its last launch ended a moment ago. Each comparison's two sides
+// differ in that one thing, in pairs whose interval is the slack, so both are rejected with the
+// interval as their evidence; the honest kernels built like them (reading their outputs and the
+// clock, keeping what they saw, never skipping) pass, in each mode that checks by these pairs.
+TEST(AdversarialGpu, AnEighthSkippedIsRejectedByItsIntervalAndItsLookAlikesPass) {
+  BLASTER_REQUIRE_GPU();
+  const auto cheats = source_dir / "tests" / "adversarial";
+  const auto honest = source_dir / "tests" / "gpu" / "kernels" / "rmsnorm";
+  const std::map<std::string, std::string> evidence_of = {
+      {"skips_an_eighth_of_its_answer", "poisoned over control"},
+      {"skips_an_eighth_right_after_itself", "paused over back to back"}};
+  for (const auto& mode : timing_modes()) {
+    if (!mode.checks_output_dependence) continue;
+    SCOPED_TRACE(mode.name);
+    bench_options options = bench_of("rmsnorm",
+                                     {cheats / "skips_an_eighth_of_its_answer.cu",
+                                      cheats / "skips_an_eighth_right_after_itself.cu",
+                                      honest / "notes_its_answer.cu", honest / "keeps_the_clock.cu"},
+                                     fmt::format("adversarial suite, an eighth, {}", mode.name));
+    options.timing.mode = mode.mode;
+    options.mode_given = true;
+    const bench_report report = bench_apart(options);
+    ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+    ASSERT_EQ(report.results.size(), 5U);
+    for (const auto& r : report.results) {
+      const std::string verdict =
+          r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+      const std::string shown =
+          fmt::format("{} got {}: {}{}", r.label, verdict, r.message,
+                      r.poisoned ? "\n" + to_json(*r.poisoned).dump() : std::string());
+      const std::string name = std::filesystem::path(r.file).stem().string();
+      if (!evidence_of.contains(name)) {
+        EXPECT_EQ(verdict, "passed") << shown;
+        continue;
+      }
+      EXPECT_EQ(verdict, "stale_in_timing") << shown;
+      EXPECT_NE(r.message.find(evidence_of.at(name)), std::string::npos) << shown;
+      EXPECT_NE(r.message.find("(99.9%)"), std::string::npos) << shown;
+    }
+  }
+}
+
+// Cold mode's flush leaves no line of the launch before it, whatever eviction priority the kernel
+// asked for: 1024 tokens of rms_norm (8 MiB of x, inside the L2) read with evict_last hints take
+// as long as with evict_normal ones. A kept x would come from the L2, several times faster.
+TEST(AdversarialGpu, EvictLastHintsKeepNothingThroughColdModesFlush) {
+  BLASTER_REQUIRE_GPU();
+  const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
+  bench_options options = bench_of(
+      "rms_norm", {folder / "x_evict_last.cu", folder / "x_evict_normal.cu"},
+      "adversarial suite, L2 priorities");
+  options.timed_case = "t1024";
+  options.timing.mode = timing_mode::cold;
+  options.mode_given = true;
+  options.use_tuned = false;
+  const bench_report report = bench_apart(options);
+  ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+  std::map<std::string, double> time_us;
+  for (const auto& r : report.results) {
+    ASSERT_EQ(r.status, "passed") << r.label << ": " << r.message;
+    ASSERT_TRUE(r.time_us) << r.label;
+    time_us[std::filesystem::path(r.file).stem().string()] = *r.time_us;
+  }
+  ASSERT_TRUE(time_us.contains("x_evict_last") && time_us.contains("x_evict_normal"));
+  EXPECT_GT(time_us["x_evict_last"], 0.9 * time_us["x_evict_normal"])
+      << "evict_last " << time_us["x_evict_last"] << " us, evict_normal "
+      << time_us["x_evict_normal"] << " us";
+}
+
 // Scratch is the candidate's to size: under --rotate, kernels that declare far more than they
 // touch find their inputs rotated over as many buffer sets as the baseline's, and are judged
 // against the same floor. 128 tokens of rms_norm hold 2 MB, so the baseline rotates over tens

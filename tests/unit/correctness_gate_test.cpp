@@ -519,16 +519,16 @@ TEST_F(GateData, EachLaneHasOutputsOfItsOwn) {
   EXPECT_EQ(with_data(request, data, worker_phase::gate).outputs_file, data.outputs_file(0));
 }
 
-// A worker's timing answer whose launches took `control_us` after a write elsewhere and
-// `poisoned_us` on freshly poisoned outputs, as one line for fd 3.
+// A worker's timing answer whose launches took `control_us` after the outputs got back what they
+// held and `poisoned_us` on freshly poisoned outputs, 32 pairs, as one line for fd 3.
 std::string timing_line(double control_us, double poisoned_us) {
   worker_result r;
   timing_answer t;
   t.samples.sample_us = {22.0, 22.0, 22.0};
   t.samples.median_us = 22.0;
   t.checks.poisoned = poisoned_launches{.source = "CUPTI kernel time",
-                                        .control_us = std::vector<double>(10, control_us),
-                                        .poisoned_us = std::vector<double>(10, poisoned_us),
+                                        .control_us = std::vector<double>(32, control_us),
+                                        .poisoned_us = std::vector<double>(32, poisoned_us),
                                         .hot_us = 29.0};
   r.timing = t;
   return nlohmann::json{{"result", to_json(r)}, {"ms", 1}}.dump();
@@ -547,7 +547,7 @@ std::filesystem::path dependence_worker(const std::filesystem::path& dir,
 
 TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAnswerStands) {
   const gate_data data(task_, find_reference("rmsnorm"), gate_seeds(3), dir_);
-  const auto script = dependence_worker(dir_, timing_line(30.0, 30.5));
+  const auto script = dependence_worker(dir_, timing_line(30.0, 30.0));
   persistent_worker kept(kept_worker_argv(script));
   const worker_launcher launcher{
       .executable = script, .dir = dir_, .visible = {}, .lane = 0, .kept = &kept};
@@ -558,7 +558,7 @@ TEST_F(GateData, OutputDependenceSeenInAKeptWorkerIsTimedAgainInAFreshOneWhoseAn
   EXPECT_EQ(kept.started(), 1);
   EXPECT_EQ(honest.reason, reason_code::none) << honest.message;
   ASSERT_TRUE(honest.poisoned.has_value());
-  EXPECT_DOUBLE_EQ(honest.poisoned->poisoned_us.front(), 30.5) << "the fresh worker's launches";
+  EXPECT_DOUBLE_EQ(honest.poisoned->poisoned_us.front(), 30.0) << "the fresh worker's launches";
 }
 
 TEST_F(GateData, OutputDependenceSeenInAFreshWorkerTooIsStaleInTiming) {

@@ -10,6 +10,7 @@
 #include "benchmarking/profile/instruction_flush.hpp"
 #include "benchmarking/timing/device_compare.hpp"
 #include "benchmarking/timing/l2_flush.hpp"
+#include "benchmarking/timing/buffer_copy.hpp"
 #include "benchmarking/timing/pattern_fill.hpp"
 #include "benchmarking/timing/sm_clock_probe.hpp"
 #include "benchmarking/timing/stream_hold.hpp"
@@ -172,7 +173,8 @@ TEST(NcuReport, OutputWithoutItsHeaderIsAnError) {
 TEST(NcuReport, EveryKernelTheCountsLeaveOutCarriesThePrefixCandidatesMayNotTake) {
   for (const std::string_view name :
        {l2_flush::kernel_name, instruction_flush::kernel_name, device_compare::kernel_name,
-        pattern_fill::kernel_name, sm_clock_probe::kernel_name, stream_hold::kernel_name}) {
+        pattern_fill::kernel_name, buffer_copy::kernel_name, buffer_copy::reference_name,
+        sm_clock_probe::kernel_name, stream_hold::kernel_name}) {
     EXPECT_TRUE(name.starts_with(harness_kernel_prefix)) << name;
   }
 }

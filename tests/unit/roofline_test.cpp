@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "benchmarking/timing/output_dependence.hpp"
 
 namespace blaster {
@@ -141,41 +145,77 @@ TEST(ImpossibleSpeed, NoNoiseMakesADramRateAboveThePeakPossible) {
   EXPECT_FALSE(impossible_speed(warm, ceilings, 16.0 * MB / 5.0e12 * 1e6, 0.0));
 }
 
-poisoned_launches launches(double control, double poisoned, double hot, double paused) {
+// Launch times that vary from one launch to the next by up to `noise` (a fraction), each pair's
+// two sides independently, by a fixed pseudo-random sequence: what a timing's pairs look like.
+std::vector<double> jittered(double us, double noise, int pairs, int stream) {
+  std::vector<double> out;
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(stream + 1);
+  for (int i = 0; i < pairs; ++i) {
+    x ^= x << 13U;
+    x ^= x >> 7U;
+    x ^= x << 17U;
+    const double unit = static_cast<double>(x % 2001) / 1000.0 - 1.0;  // [-1, 1]
+    out.push_back(us * (1.0 + noise * unit));
+  }
+  return out;
+}
+
+// Output pairs of a kernel taking `control` us after the outputs got what they held and
+// `poisoned` us after they got poison, and pause pairs of `back_to_back` and `paused` us beside
+// the reference's `reference_ratio`, each side with `noise`.
+poisoned_launches launches(double control, double poisoned, double back_to_back, double paused,
+                           double reference_ratio = 1.0, double noise = 0.02, int pairs = 32) {
   return {.source = "CUPTI kernel time",
-          .control_us = std::vector<double>(10, control),
-          .poisoned_us = std::vector<double>(10, poisoned),
-          .hot_us = hot,
-          .paused_us = std::vector<double>(5, paused),
-          .pause_us = 280.0};
+          .control_us = jittered(control, noise, pairs, 1),
+          .poisoned_us = jittered(poisoned, noise, pairs, 2),
+          .hot_us = back_to_back,
+          .back_to_back_us = jittered(back_to_back, noise, 24, 3),
+          .paused_us = jittered(paused, noise, 24, 4),
+          .pause_us = 280.0,
+          .reference_back_to_back_us = jittered(50.0, noise, 24, 5),
+          .reference_paused_us = jittered(50.0 * reference_ratio, noise, 24, 6),
+          .reference_bytes = 100000000};
 }
 
 TEST(OutputDependence, HonestLaunchesTakeAsLongOnPoisonedOutputsAndAfterAPause) {
-  EXPECT_FALSE(output_dependence(launches(70.0, 71.0, 69.5, 70.1)));
-  // A write between launches costs a large case what the L2 held: that judges nothing.
-  EXPECT_FALSE(output_dependence(launches(85.0, 85.5, 69.5, 69.8)));
+  for (const double noise : {0.002, 0.02, 0.1}) {
+    EXPECT_FALSE(output_dependence(launches(70.0, 70.0, 69.5, 69.5, 1.0, noise))) << noise;
+  }
+  // A pause that costs the device 4% costs the harness's copy as much: that judges nothing.
+  EXPECT_FALSE(output_dependence(launches(70.0, 70.0, 69.5, 72.3, 1.04)));
 }
 
 TEST(OutputDependence, AKernelThatSkipsWorkOnWrittenOutputsIsCaught) {
-  // Skips when its outputs hold the answer: the control launch is as quick as the hot ones.
-  const auto skip = output_dependence(launches(3.0, 70.0, 3.1, 3.1));
-  ASSERT_TRUE(skip);
-  EXPECT_NE(skip->find("poisoned outputs took 70.00 us"), std::string::npos) << *skip;
+  // Skips an eighth of its blocks when its outputs hold its last answer: the control side, whose
+  // outputs got back what they held, is that much quicker; 15% plus 0.5 us of slack hid it.
+  const auto eighth = output_dependence(launches(70.0 * 7 / 8, 70.0, 61.0, 61.0));
+  ASSERT_TRUE(eighth);
+  EXPECT_NE(eighth->find("launches on freshly poisoned outputs took"), std::string::npos)
+      << *eighth;
+  EXPECT_NE(eighth->find("(99.9%)"), std::string::npos) << *eighth;
+  EXPECT_NE(eighth->find("(reference 1)"), std::string::npos) << *eighth;
+  EXPECT_NE(eighth->find("poisoned over control 1.1"), std::string::npos) << *eighth;
+  // The aim: a skip of 3% of a 60 us case, with launches 1% apart from one to the next.
+  EXPECT_TRUE(output_dependence(launches(60.0 * 0.97, 60.0, 58.0, 58.0, 1.0, 0.01)));
+  // Too few pairs for an interval at 99.9%: no verdict either way.
+  EXPECT_FALSE(output_dependence(launches(35.0, 70.0, 35.0, 35.0, 1.0, 0.02, 10)));
 }
 
 TEST(OutputDependence, AKernelFastOnlyBackToBackIsCaughtByItsLaunchesAfterAPause) {
-  // Skips when its last launch ended a moment ago, whatever the outputs hold.
-  const auto back_to_back = output_dependence(launches(70.0, 70.5, 3.0, 70.2));
+  // Skips blocks when its last launch ended less than a few microseconds ago: its paused
+  // launches take 7% longer, the reference's as long as its back-to-back ones.
+  const auto back_to_back = output_dependence(launches(70.0, 70.0, 65.4, 70.0, 1.0, 0.01));
   ASSERT_TRUE(back_to_back);
-  EXPECT_NE(back_to_back->find("back to back a launch took 3.00 us, after launches on the same "
-                               "buffers and a pause of 280 us 70.20 us"),
+  EXPECT_NE(back_to_back->find("after launches on the same buffers and a pause of 280 us"),
             std::string::npos)
       << *back_to_back;
-  // Within 15% and half a microsecond of the hot time: noise.
-  EXPECT_FALSE(output_dependence(launches(12.0, 12.0, 10.0, 11.9)));
-  // CUPTI saw nothing, so no pause was timed: nothing to judge by.
-  poisoned_launches none = launches(70.0, 70.5, 3.0, 70.2);
-  none.paused_us.clear();
+  EXPECT_NE(back_to_back->find("the harness's copy of 100000000 bytes "), std::string::npos)
+      << *back_to_back;
+  // The same 7% where the device's pause costs the copy 7% too: the device, not the kernel.
+  EXPECT_FALSE(output_dependence(launches(70.0, 70.0, 65.4, 70.0, 1.07, 0.01)));
+  // No reference timed (CUPTI saw nothing): nothing to judge a pause by.
+  poisoned_launches none = launches(70.0, 70.0, 65.4, 70.0, 1.0, 0.01);
+  none.reference_paused_us.clear();
   EXPECT_FALSE(output_dependence(none));
 }
 
@@ -191,11 +231,13 @@ TEST(OutputDependence, ALaunchTakesCuptisTimeOnlyWhereItsRecordIsItsOwnAndFitsTh
 }
 
 // 1024 tokens of rms_norm's naive baseline on the H100: 10.19 us back to back and 12.32 us after
-// a write of 8 MB elsewhere, though data and write fit in the L2 together; the harness's own
-// streaming of the same buffers lost nothing after that write. A launch after a write is no
-// measure of what back to back gives a kernel; one after a pause on the same buffers is.
-TEST(OutputDependence, ALaunchAfterAWriteIsNotHeldAgainstTheHotTime) {
-  EXPECT_FALSE(output_dependence(launches(12.32, 12.4, 10.19, 10.5)));
+// a write of 8 MB elsewhere, though data and write fit in the L2 together. Neither side of the
+// comparisons is a launch after other work now: the timing's hot time, however far below both
+// sides, judges nothing.
+TEST(OutputDependence, TheHotTimeIsHeldAgainstNothing) {
+  poisoned_launches p = launches(12.32, 12.32, 12.3, 12.3);
+  p.hot_us = 10.19;
+  EXPECT_FALSE(output_dependence(p));
 }
 
 unseen_inputs unseen(std::vector<double> seen_us, std::vector<double> unseen_us) {

@@ -215,5 +215,65 @@ TEST(Bootstrap, RejectsMalformedInput) {
   EXPECT_NO_THROW(bootstrap_speedup(three, three, 1, 1, 0.5));
 }
 
+// The ranks come from the binomial distribution: at n = 32 and 99.9%, P(X <= 6) = 0.00025 and
+// P(X <= 7) = 0.00098, so the interval runs from the 7th to the 26th of the sorted ratios.
+TEST(MedianRatioInterval, IsThePairOfOrderStatisticsTheBinomialNames) {
+  std::vector<double> numerators;
+  std::vector<double> denominators;
+  for (int i = 1; i <= 32; ++i) {
+    numerators.push_back(100.0 + i);  // ratios 1.01 .. 1.32 in a shuffled order of pairs
+    denominators.push_back(100.0);
+  }
+  std::swap(numerators[3], numerators[20]);
+  const interval r = median_ratio_interval(numerators, denominators, 0.999);
+  EXPECT_DOUBLE_EQ(r.low, 1.07);
+  EXPECT_DOUBLE_EQ(r.high, 1.26);
+  EXPECT_DOUBLE_EQ(r.point, (1.16 + 1.17) / 2.0);
+  // At 95% the ranks are 10 and 23 (P(X <= 9) = 0.0100, P(X <= 10) = 0.0251).
+  const interval wide = median_ratio_interval(numerators, denominators, 0.95);
+  EXPECT_DOUBLE_EQ(wide.low, 1.10);
+  EXPECT_DOUBLE_EQ(wide.high, 1.23);
+}
+
+TEST(MedianRatioInterval, PairsAreKeptTogether) {
+  // Each pair's ratio is exactly 1.05 however far apart the pairs' times are.
+  std::vector<double> numerators;
+  std::vector<double> denominators;
+  for (int i = 0; i < 16; ++i) {
+    denominators.push_back(10.0 * (i + 1));
+    numerators.push_back(denominators.back() * 1.05);
+  }
+  const interval r = median_ratio_interval(numerators, denominators, 0.999);
+  EXPECT_DOUBLE_EQ(r.low, 1.05);
+  EXPECT_DOUBLE_EQ(r.high, 1.05);
+}
+
+TEST(MedianRatioInterval, TooFewPairsExcludeNothing) {
+  // 2^-10 = 0.00098 > 0.0005: ten pairs cannot hold the median at 99.9% by any two of them.
+  EXPECT_EQ(pairs_for_an_interval(0.999), 11);
+  EXPECT_EQ(pairs_for_an_interval(0.95), 6);
+  const std::vector<double> ten(10, 2.0);
+  const std::vector<double> ones(10, 1.0);
+  const interval r = median_ratio_interval(ten, ones, 0.999);
+  EXPECT_EQ(r.low, 0.0);
+  EXPECT_TRUE(std::isinf(r.high));
+  EXPECT_EQ(r.point, 2.0);
+  const std::vector<double> eleven(11, 2.0);
+  const std::vector<double> ones11(11, 1.0);
+  EXPECT_EQ(median_ratio_interval(eleven, ones11, 0.999).low, 2.0);
+}
+
+TEST(MedianRatioInterval, BadInputIsRefused) {
+  const std::vector<double> two = {1.0, 2.0};
+  const std::vector<double> three = {1.0, 2.0, 3.0};
+  const std::vector<double> zero = {1.0, 0.0};
+  const std::vector<double> none;
+  EXPECT_THROW(median_ratio_interval(two, three, 0.9), input_error);
+  EXPECT_THROW(median_ratio_interval(none, none, 0.9), input_error);
+  EXPECT_THROW(median_ratio_interval(two, zero, 0.9), input_error);
+  EXPECT_THROW(median_ratio_interval(two, two, 1.0), input_error);
+  EXPECT_THROW(pairs_for_an_interval(0.0), input_error);
+}
+
 }  // namespace
 }  // namespace blaster

@@ -39,18 +39,26 @@ class launch_run {
  public:
   launch_run(const cuda::stream& stream, const launch_sequence& before, enqueue_fn between,
              const launch_sequence& timed, enqueue_fn each, bool as_graph);
+  // The same run of any launch, of `kernels` kernels, that `launch` puts on the stream: the
+  // harness's reference kernel in place of the plan. On the stream, never as a graph.
+  launch_run(enqueue_fn launch, std::size_t kernels, enqueue_fn between);
+  launch_run(const launch_run&) = delete;
+  launch_run& operator=(const launch_run&) = delete;
 
   // All but the timed launch.
   void enqueue_before(CUstream s) const;
-  [[nodiscard]] const launch_sequence& timed() const { return timed_; }
+  void enqueue_timed(CUstream s) const { timed_(s); }
   [[nodiscard]] const std::optional<cuda::graph>& graph() const { return graph_; }
-  // How many kernels of the plan come before the timed launch's.
-  [[nodiscard]] std::size_t earlier() const { return runway_launches * before_.size(); }
+  // How many kernels come before the timed launch's, and how many the timed launch has.
+  [[nodiscard]] std::size_t earlier() const { return runway_launches * before_kernels_; }
+  [[nodiscard]] std::size_t planned() const { return timed_kernels_; }
 
  private:
-  const launch_sequence& before_;
+  enqueue_fn before_;
+  std::size_t before_kernels_;
   enqueue_fn between_;
-  const launch_sequence& timed_;
+  enqueue_fn timed_;
+  std::size_t timed_kernels_;
   enqueue_fn each_;
   std::optional<cuda::graph> graph_;
 };
@@ -81,13 +89,14 @@ class launch_timer {
 
  private:
   // What `enqueue` puts on the stream, between events, after `earlier` kernels enqueued since the
-  // last launch timed: the timed launch's own kernels are the records after theirs.
-  double timed(const std::function<void()>& enqueue, std::size_t earlier,
+  // last launch timed: the timed launch's own kernels, `planned` of them, are the records after
+  // theirs.
+  double timed(const std::function<void()>& enqueue, std::size_t earlier, std::size_t planned,
                std::vector<double>* events);
 
   worker_context& w_;
   kernel_recorder& recorder_;
-  std::size_t planned_;
+  std::size_t planned_;  // the plan's kernels
   bool recorded_;
   cuda::event start_;
   cuda::event stop_;
