@@ -326,6 +326,12 @@ proposer_process::answer proposer_process::ask(std::string_view request,
                seconds_since(started));
   }
   if (!failure.empty()) {
+    // Its input closed: it has ended, or is ending. Its keeper, which looks every few
+    // milliseconds, says how, unless blaster ends the session first.
+    const auto until_end = clock_type::now() + closed_patience;
+    while (!ended_ && !status_closed_ && clock_type::now() < until_end) {
+      read_status(milliseconds_until(until_end));
+    }
     const std::string how = stop();
     return end("proposer_exited", fmt::format("the proposer {} before reading a request", how),
                seconds_since(started));
