@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/sigpipe_guard.hpp"
 
 namespace blaster {
 namespace {
@@ -75,38 +76,6 @@ std::vector<std::string> child_environment(const std::vector<std::string>& overr
   entries.insert(entries.end(), overrides.begin(), overrides.end());
   return entries;
 }
-
-// Blocks SIGPIPE on this thread while it lives, so that a write to a child that is gone fails
-// with EPIPE instead of ending the parent. The SIGPIPE such a write raised stays pending; it is
-// taken before the mask is restored, since restoring would deliver it.
-class sigpipe_blocked {
- public:
-  sigpipe_blocked() {
-    ::sigemptyset(&pipe_);
-    ::sigaddset(&pipe_, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    sigset_t pending;
-    ::sigpending(&pending);
-    was_pending_ = ::sigismember(&pending, SIGPIPE) == 1;  // someone else's: leave it
-  }
-  ~sigpipe_blocked() {
-    if (raised_ && !was_pending_) {
-      const timespec now{};
-      while (::sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  sigpipe_blocked(const sigpipe_blocked&) = delete;
-  sigpipe_blocked& operator=(const sigpipe_blocked&) = delete;
-  void raised() { raised_ = true; }
-
- private:
-  sigset_t pipe_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-  bool raised_ = false;
-};
 
 // How far a step with a child got before it returned.
 enum class progress {
@@ -203,7 +172,7 @@ class supervised_child {
   // Writes `data` to the child's input by `until`. ended: it no longer reads it (gone, or its
   // input closed).
   progress send(std::string_view data, steady::time_point until) {
-    sigpipe_blocked guard;
+    const sigpipe_blocked guard;
     while (!data.empty()) {
       const ssize_t n = ::write(request_write_, data.data(), data.size());
       if (n >= 0) {
@@ -211,7 +180,6 @@ class supervised_child {
         continue;
       }
       if (errno == EINTR) continue;
-      if (errno == EPIPE) guard.raised();
       if (errno != EAGAIN) return progress::ended;
       // Its input is full: it reads slowly, or not at all.
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - steady::now());

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/sigpipe_guard.hpp"
 #include "core/worker_process.hpp"
 
 extern char** environ;
@@ -40,38 +40,6 @@ int milliseconds_until(clock_type::time_point until) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock_type::now());
   return static_cast<int>(std::max<long long>(0, left.count()));
 }
-
-// Writes to a pipe whose reader may be gone: SIGPIPE is blocked on this thread meanwhile, so
-// that the write fails with EPIPE instead of ending blaster, and one it raised is taken before
-// the mask is restored (someone else's pending SIGPIPE is left alone).
-class sigpipe_blocked {
- public:
-  sigpipe_blocked() {
-    ::sigemptyset(&pipe_);
-    ::sigaddset(&pipe_, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-    sigset_t pending;
-    ::sigpending(&pending);
-    was_pending_ = ::sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~sigpipe_blocked() {
-    sigset_t pending;
-    ::sigpending(&pending);
-    if (!was_pending_ && ::sigismember(&pending, SIGPIPE) == 1) {
-      const timespec now{};
-      while (::sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
-      }
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  sigpipe_blocked(const sigpipe_blocked&) = delete;
-  sigpipe_blocked& operator=(const sigpipe_blocked&) = delete;
-
- private:
-  sigset_t pipe_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);

@@ -5,37 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.hpp"
+
 namespace blaster {
 namespace {
-
-// The length of the valid UTF-8 sequence at s[i], or 0 where the byte starts none.
-std::size_t sequence_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size()) return 0;
-  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return length;
-}
 
 constexpr std::string_view replacement = "\xEF\xBF\xBD";  // U+FFFD
 
@@ -65,7 +38,7 @@ bool in_path(char c) {
 
 std::optional<std::size_t> invalid_utf8_at(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t length = sequence_length(text, i);
+    const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) return i;
     i += length;
   }
@@ -77,7 +50,7 @@ std::string valid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 8);
   for (std::size_t i = 0; i < text.size();) {
-    const std::size_t length = sequence_length(text, i);
+    const std::size_t length = utf8_sequence_length(text, i);
     if (length == 0) {
       out += replacement;
       ++i;
@@ -93,7 +66,7 @@ std::string first_chars(std::string_view text, std::size_t max_chars) {
   std::string valid = valid_utf8(text);
   std::size_t at = 0;
   for (std::size_t chars = 0; at < valid.size() && chars < max_chars; ++chars) {
-    at += sequence_length(valid, at);
+    at += utf8_sequence_length(valid, at);
   }
   valid.resize(at);
   return valid;
@@ -114,7 +87,7 @@ std::string printable_text(std::string_view text) {
   std::string out;
   out.reserve(valid.size());
   for (std::size_t i = 0; i < valid.size();) {
-    const std::size_t length = sequence_length(valid, i);
+    const std::size_t length = utf8_sequence_length(valid, i);
     const char32_t c = code_point(valid, i, length);
     if (!hidden_from_a_reader(c)) {
       out.append(valid, i, length);
