@@ -12,6 +12,7 @@
 #include "cli/error_report.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
+#include "portfolio/card_comparison_report.hpp"
 
 namespace blaster::cli {
 
@@ -21,6 +22,7 @@ command_fn add_compare_command(CLI::App& app, const global_options& global) {
     std::string b;
     double threshold_pct = 2.0;
     bool allow_mismatch = false;
+    bool across_cards = false;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -46,28 +48,58 @@ command_fn add_compare_command(CLI::App& app, const global_options& global) {
       "Statuses beside those: MISMATCH (refused, above), ONLY_A and ONLY_B (the variant is on one "
       "side only), REJECTED (passed in A, rejected in B: its reason is the note), FIXED "
       "(rejected in A, passed in B), UNTIMED (not timed on both sides).\n\n"
+      "With --across-cards, A and B are two cards' runs of the same cases (each a portfolio "
+      "bundle, a run's bundle, or a store folder, which stands for the latest run timed on a GPU "
+      "of each task and case it holds) and each case measured on both is one row: its two "
+      "times, their ratio with its interval, beside the ratio of the two cards' measured "
+      "ceilings for the case's bound. {}\n"
+      "A DEPARTS row is flagged, with each card's variant, ceiling and diagnosis and a hint: "
+      "tuned for one card (run `blaster tune` on the other) or a measurement problem. --threshold "
+      "is tau there, 10% unless given. Refused with exit 2: the same GPU model on both sides, a "
+      "side of several models or of runs timed on no GPU, no case in common, a folder that is "
+      "not a bundle or store, a bundle that does not verify. Exit 0 once the cases are compared, "
+      "whatever they show; --json prints the comparison as a portfolio's results.json holds it "
+      "(\"across_cards\").\n\n"
       "Examples:\n"
       "  blaster compare 11 12\n"
       "  blaster compare ci-baseline/ latest --threshold 5\n"
-      "  blaster compare artifacts/core10-h200-v1 run-bundle --json\n\n"
+      "  blaster compare artifacts/core10-h200-v1 run-bundle --json\n"
+      "  blaster compare --across-cards artifacts/core10-h200-v1 artifacts/core10-h100-v1\n\n"
       "Exit status: 0 nothing is SLOW or REJECTED (a MISMATCH compares nothing, so it is no "
       "regression: the notes say how many pairs were refused); 1 something is SLOW or REJECTED "
       "(with --json the output carries an error of code regression), or the machine failed (the "
       "message says so); 2 bad input: a folder that is neither a store nor a bundle, a bundle that "
       "does not verify, a run that is not there or recorded no report, a report that does not "
       "parse.",
-      comparison_statistics));
+      comparison_statistics, card_comparison_statistics));
   cmd->add_option("A", f->a, "the runs before: a run id, latest, DIR, DIR@RUN or a bundle")
       ->required();
   cmd->add_option("B", f->b, "the runs after, written the same way")->required();
-  cmd->add_option("--threshold", f->threshold_pct,
-                  "tau: a change within this of 1 is SAME, beyond it FAST or SLOW [%]")
-      ->check(finite_range(0.0, 99.0))
-      ->capture_default_str();
+  CLI::Option* threshold =
+      cmd->add_option("--threshold", f->threshold_pct,
+                      "tau: a change within this of 1 is SAME, beyond it FAST or SLOW [%]; with "
+                      "--across-cards, a departure within it AGREES (default there 10)")
+          ->check(finite_range(0.0, 99.0))
+          ->capture_default_str();
   cmd->add_flag("--allow-mismatch", f->allow_mismatch,
                 "compare pairs whose GPU, shape, dtype, mode or protocol differ, marking each");
-  return [f, &global]() {
+  cmd->add_flag("--across-cards", f->across_cards,
+                "A and B are two GPU models' runs of the same cases: each case's time ratio "
+                "beside its ceilings' ratio, flagging the cases that depart")
+      ->excludes("--allow-mismatch");
+  return [f, threshold, &global]() {
     const std::filesystem::path home = resolve_home(global.home);
+    if (f->across_cards) {
+      const card_comparison cards =
+          compare_cards(load_case_runs(f->a, home), load_case_runs(f->b, home), f->a, f->b,
+                        {.threshold = threshold->count() > 0 ? f->threshold_pct / 100.0 : 0.10});
+      if (global.json) {
+        std::cout << to_json(cards).dump(2) << '\n';
+      } else {
+        make_renderer(global.format)->render(card_comparison_table(cards), std::cout);
+      }
+      return static_cast<int>(exit_ok);
+    }
     const std::vector<loaded_run> a = load_runs(f->a, home);
     const std::vector<loaded_run> b = load_runs(f->b, home);
     const run_comparison comparison = compare_runs(

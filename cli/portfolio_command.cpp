@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "benchmarking/compare/run_reference.hpp"
 #include "benchmarking/runner/bench_runner.hpp"
 #include "benchmarking/runner/gpu_lanes.hpp"
 #include "cli/commands.hpp"
@@ -18,6 +19,7 @@
 #include "core/worker_process.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
+#include "portfolio/card_comparison_report.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
 #include "portfolio/suite.hpp"
@@ -40,6 +42,7 @@ struct portfolio_flags {
   bool compile_only = false;
   bool recorded = false;
   bool all_params = false;
+  std::string across_cards;  // another card's portfolio bundle or home
   compile_limit_flags compile;
 };
 
@@ -132,8 +135,15 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
       "all --from-runs --out DIR/T/tuned/C` in this home (C: F's name without .cu). Every entry "
       "must name a run of the bundle and be the fastest configuration that run confirmed; tables "
       "of other GPUs are left out. `blaster verify` holds each entry to its run again.\n\n"
+      "With --across-cards OTHER (another card's portfolio bundle, verified first, or its "
+      "home) the report gains a section \"The two cards against each other\" and results.json "
+      "its \"across_cards\": for each case measured on both cards, the two times and their "
+      "ratio beside the ratio of the two cards' ceilings for the case's bound, the cases that "
+      "depart flagged with each card's diagnosis (as `blaster compare --across-cards` shows "
+      "them). Usual with --recorded, to add the section to the bundle of the cases done.\n\n"
       "Exit status: 0 the bundle is written; 2 bad input (suite, --out, --pytorch, --sign, "
-      "--tables); 3 no GPU.\n\n"
+      "--tables, --across-cards: not a bundle or home, the same GPU model, no case in common); "
+      "3 no GPU.\n\n"
       "Examples:\n"
       "  blaster portfolio --suite core10 --out artifacts/core10-h200-v1 --pytorch torch.json\n"
       "  blaster verify artifacts/core10-h200-v1");
@@ -164,6 +174,10 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
                 "bench nothing: write the bundle of the cases recorded so far, naming the cases "
                 "not run yet")
       ->excludes(cmd->get_option("--fresh"))
+      ->excludes(cmd->get_option("--compile-only"));
+  cmd->add_option("--across-cards", f->across_cards,
+                  "another card's portfolio bundle (or home): the report's section comparing the "
+                  "two cards case by case")
       ->excludes(cmd->get_option("--compile-only"));
   cmd->add_option("--shard", f->shard,
                   "i/N: run only the i-th of N shares of the suite's entries, into this home, "
@@ -210,6 +224,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     if (gpus)
       options.choose_gpus = [choice = *gpus] { return choose_gpus(choice, this_executable()); };
     store records(resolve_home(global.home));
+    // Read (and verified) before any case is benched: a wrong folder is said at once.
+    std::optional<std::vector<loaded_run>> other_card;
+    if (!f->across_cards.empty()) other_card = load_case_runs(f->across_cards, records.home());
     if (options.shards > 1) records.number_runs_from(shard_first_run_id(options.shard));
     const std::vector<portfolio_outcome> outcomes = run_portfolio(
         s, options, records, [](const bench_options& o, store& r, warm_bench& series) {
@@ -227,6 +244,9 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     nlohmann::json summary =
         summarize_portfolio(s, outcomes, pytorch, items_not_run(s, options, outcomes));
     if (!tables.empty()) summary["tuned_tables"] = tuned_tables_json(tables);
+    if (other_card) {
+      summary["across_cards"] = across_cards_summary(outcomes, *other_card, f->across_cards);
+    }
     write_portfolio_bundle(records, s, outcomes, summary, pytorch, out, key ? &*key : nullptr,
                            tables);
     if (global.json) {

@@ -17,6 +17,7 @@
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
 #include "evidence/table_renderer.hpp"
+#include "portfolio/card_comparison_report.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_figure.hpp"
 
@@ -398,6 +399,7 @@ std::string render_portfolio_markdown(const json& summary) {
   md += misses.empty() ? "Every case meets every goal.\n" : misses;
   md += no_goal;
   md += tuned_tables_markdown(summary);
+  md += across_cards_markdown(summary);
   md +=
       "\nEach run's folder under runs/ is its own evidence bundle: its report and database rows, "
       "which cite by SHA-256 the samples, the gate's evidence and the cubins every number above "

@@ -1,7 +1,9 @@
 #include "benchmarking/compare/run_reference.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -171,7 +173,46 @@ std::vector<loaded_run> load_bundle(const fs::path& dir) {
   return runs;
 }
 
+// Of each task and case of the store, its latest completed run timed on a GPU.
+std::vector<loaded_run> load_store_cases(const fs::path& home) {
+  std::vector<std::int64_t> ids;
+  {
+    store records(home);
+    for (const run_summary& s : run_catalog(records).runs({.status = "completed"})) {
+      if (!s.run.report_sha256.empty()) ids.push_back(s.run.id);
+    }
+  }
+  std::sort(ids.begin(), ids.end(), std::greater<>());  // newest first
+  std::vector<loaded_run> runs;
+  std::set<std::string> seen;
+  for (const std::int64_t id : ids) {
+    std::vector<loaded_run> one = load_store_run(home, std::to_string(id));
+    const bench_report& r = one.front().report;
+    if (!r.gpu || !r.device) continue;
+    if (seen.insert(r.task + '\0' + r.timed_case).second) runs.push_back(std::move(one.front()));
+  }
+  if (runs.empty()) {
+    BLASTER_INPUT_ERROR(
+        "{}: the store holds no completed run timed on a GPU; give the home a portfolio or "
+        "bench timed on the card, or that portfolio's bundle",
+        home.string());
+  }
+  std::reverse(runs.begin(), runs.end());
+  return runs;
+}
+
 }  // namespace
+
+std::vector<loaded_run> load_case_runs(std::string_view reference, const fs::path& home) {
+  if (!reference.empty() && !is_run_id(reference)) {
+    const fs::path path{std::string(reference)};
+    if (is_folder(path) && is_there(path / "blaster.db")) {
+      check_home_layout(path);
+      return load_store_cases(path);
+    }
+  }
+  return load_runs(reference, home);
+}
 
 std::vector<loaded_run> load_runs(std::string_view reference, const fs::path& home) {
   if (reference.empty()) BLASTER_INPUT_ERROR("an empty run reference; {}", what_to_give);

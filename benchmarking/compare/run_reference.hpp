@@ -26,4 +26,11 @@ namespace blaster {
 // give instead. Reads only; nothing is created.
 std::vector<loaded_run> load_runs(std::string_view reference, const std::filesystem::path& home);
 
+// The runs that `reference` names for a comparison by case (`compare --across-cards`): as
+// load_runs, except that a store folder (DIR) stands for every case it timed: of each task and
+// case, the latest completed run that was timed on a GPU, oldest case first. A store with no such
+// run is an input_error that says so.
+std::vector<loaded_run> load_case_runs(std::string_view reference,
+                                       const std::filesystem::path& home);
+
 }  // namespace blaster

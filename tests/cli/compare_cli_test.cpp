@@ -26,6 +26,7 @@ using json = nlohmann::json;
 struct run_spec {
   std::string gpu = "NVIDIA H200";
   double fast_us = 70.0;  // the candidate's time; the baseline's is 120 us
+  double copy_bps = 0.0;  // [bytes/s] the copy ceiling the run measured; 0: none recorded
 };
 
 variant_result passed(store& s, const std::string& label, bool baseline, double time_us) {
@@ -69,6 +70,11 @@ std::int64_t record_run(const fs::path& home, const run_spec& spec) {
                                           .compute_major = 9,
                                           .sm_count = 132,
                                           .driver_version = 13000};
+  if (spec.copy_bps > 0) {
+    report.memory = memory_ceilings{};
+    report.memory->copy.bytes_per_second = spec.copy_bps;
+    report.memory->copy.spread = 0.002;
+  }
   variant_result wrong;
   wrong.candidate = wrong.label = "rmsnorm_broken";
   wrong.status = "rejected";
@@ -299,12 +305,137 @@ TEST_F(CompareCli, BadInputExitsTwoNamingTheFolderOrRun) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// Two cards' homes of the same case: its time ratio beside the ratio of the copy ceilings each
+// card measured, the case flagged where the H100 takes longer than its ceiling explains.
+TEST_F(CompareCli, AcrossCardsFlagsACaseWhoseTimesDoNotScaleWithTheCeilings) {
+  record_run(path("a"), {.fast_us = 30.0, .copy_bps = 4.0e12});
+  // The H100's home holds an older run of the case that scaled; its latest one did not.
+  record_run(path("b"), {.gpu = "NVIDIA H100", .fast_us = 40.0, .copy_bps = 3.0e12});
+  record_run(path("b"), {.gpu = "NVIDIA H100", .fast_us = 60.0, .copy_bps = 3.0e12});
+  auto r = run("compare --across-cards a b --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j.at("a").at("card"), "NVIDIA H200");
+  EXPECT_EQ(j.at("b").at("card"), "NVIDIA H100");
+  ASSERT_EQ(j.at("cases").size(), 1U) << r.out;
+  const json& k = j.at("cases").at(0);
+  EXPECT_EQ(k.at("status"), "DEPARTS") << k;
+  EXPECT_EQ(k.at("bound"), "bandwidth-bound");
+  EXPECT_DOUBLE_EQ(k.at("time_ratio").at("ratio").get<double>(), 2.0);
+  EXPECT_NEAR(k.at("ceiling_ratio").at("ratio").get<double>(), 4.0 / 3.0, 1e-12);
+  EXPECT_EQ(k.at("b").at("ceiling"), "copy bandwidth");
+  EXPECT_TRUE(contains(k.at("hint").get<std::string>(), "on the NVIDIA H100")) << k;
+  EXPECT_EQ(j.at("departs"), 1);
+
+  // The table names the flagged case, both cards' numbers and the hint.
+  r = run("compare --across-cards a b");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (const char* part :
+       {"time B/A", "ceilings B/A", "A: NVIDIA H200 (a)", "B: NVIDIA H100 (b)", "DEPARTS", "2.000",
+        "1.333", "hint: ", "copy bandwidth 3000.0 GB/s", "flagged: the DEPARTS rows"}) {
+    EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
+  }
+  // A wide enough tau takes it in.
+  r = run("compare --across-cards a b --threshold 60 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out).at("cases").at(0).at("status"), "AGREES") << r.out;
+
+  // The older H100 run, named as a run of its home, scales with the ceilings.
+  r = run("compare --across-cards a b@1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  j = json::parse(r.out);
+  EXPECT_EQ(j.at("cases").at(0).at("status"), "AGREES") << r.out;
+  EXPECT_EQ(j.at("departs"), 0);
+}
+
+// The checked-in H200 portfolio, verified and read run by run, against an H100 home that holds
+// one of its cases: that case is compared, the others are the H200's only.
+TEST_F(CompareCli, AcrossCardsReadsAPortfolioBundleOfTheOtherCard) {
+  const fs::path portfolio = fs::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1";
+  // The bundle's best rmsnorm time, 70.03 us at a copy ceiling of 3996.6 GB/s, at the H100's.
+  record_run(path("b"),
+             {.gpu = "NVIDIA H100", .fast_us = 70.03 * 3996.6 / 3000.0, .copy_bps = 3.0e12});
+  const auto r = run(fmt::format("compare --across-cards '{}' b --json", portfolio.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j.at("cases").size(), 1U) << r.out;
+  const json& k = j.at("cases").at(0);
+  EXPECT_EQ(k.at("task"), "rmsnorm");
+  EXPECT_EQ(k.at("status"), "AGREES") << k;
+  EXPECT_EQ(k.at("a").at("variant"), "rmsnorm_vec_regs[VEC=4,BLOCK=128]");
+  EXPECT_TRUE(contains(k.at("a").at("source").get<std::string>(), "036-rmsnorm-canonical")) << k;
+  EXPECT_EQ(j.at("only_a").size(), 18U) << j.at("only_a");
+}
+
+TEST_F(CompareCli, AcrossCardsRefusesTheSameCardNoCommonCaseAndWhatIsNoBundle) {
+  record_run(path("a"), {.copy_bps = 4.0e12});
+  record_run(path("same"), {.copy_bps = 4.0e12});
+  auto r = run("compare --across-cards a same");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "are both NVIDIA H200")) << r.err;
+  EXPECT_TRUE(contains(r.err, "blaster compare A B")) << r.err;
+
+  // The H200's relu run has no case of the H100 home's (rmsnorm).
+  const fs::path one =
+      fs::path(BLASTER_SOURCE_DIR) / "artifacts" / "core10-h200-v1" / "runs" / "019-relu-canonical";
+  record_run(path("b"), {.gpu = "NVIDIA H100", .copy_bps = 3.0e12});
+  r = run(fmt::format("compare --across-cards '{}' b --json", one.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(json::parse(r.out).at("error").at("code"), "bad_input") << r.out;
+  EXPECT_TRUE(contains(r.err, "no case in common")) << r.err;
+
+  fs::create_directories(path("empty"));
+  r = run("compare --across-cards a empty");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "empty: neither a blaster store")) << r.err;
+
+  // An edited bundle of the other card is refused, not compared.
+  ASSERT_EQ(
+      run_blaster(dir_.path(), path("b"), "export latest --out h100", path("stderr.txt")).exit_code,
+      0);
+  record_run(path("c"), {.gpu = "NVIDIA H100", .fast_us = 105.0, .copy_bps = 3.0e12});
+  ASSERT_EQ(run_blaster(dir_.path(), path("c"), "export latest --out slower", path("stderr.txt"))
+                .exit_code,
+            0);
+  r = run("compare --across-cards a h100");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  write_file_atomically(path("h100") / "results.json", read_file(path("slower") / "results.json"));
+  r = run("compare --across-cards a h100");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.err, "h100: the bundle does not verify")) << r.err;
+
+  // A home with no run timed on a GPU has nothing to compare.
+  { const store empty_home(path("nogpu")); }
+  r = run("compare --across-cards a nogpu");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "holds no completed run timed on a GPU")) << r.err;
+}
+
+// portfolio --across-cards reads the other card's runs before it benches anything: a wrong
+// folder is said at once, not after hours of cases.
+TEST_F(CompareCli, APortfolioAcrossCardsReadsTheOtherCardFirst) {
+  write_file_atomically(path("one.json"), R"({"name": "one", "title": "one task", "entries": [
+      {"id": "1", "task": "rmsnorm", "cases": [{"case": "canonical"}]}]})");
+  const std::string suite = "portfolio --suite '" + path("one.json").string() + "' --recorded";
+  auto r = run(suite + " --across-cards missing-folder --out bundle");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "missing-folder: no such folder")) << r.err;
+  EXPECT_FALSE(fs::exists(path("bundle")));
+  r = run("portfolio --suite '" + path("one.json").string() +
+          "' --compile-only --across-cards missing-folder");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = run("portfolio --help");
+  EXPECT_TRUE(contains(r.out, "--across-cards")) << r.out;
+  EXPECT_TRUE(contains(r.out, "The two cards against each other")) << r.out;
+}
+
 TEST_F(CompareCli, HelpSaysHowEachSideIsWrittenTheStatisticsAndTheExitCodes) {
   const auto r = run("compare --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* part :
        {"DIR@12", "latest", "evidence bundle", "r = tB/tA", "max(noise, spread, A/A)",
-        "--allow-mismatch", "MISMATCH", "Exit status: 0", "1 something is SLOW", "2 bad input"}) {
+        "--allow-mismatch", "MISMATCH", "Exit status: 0", "1 something is SLOW", "2 bad input",
+        "--across-cards", "ceilings for the case's bound", "DEPARTS", "run `blaster tune`"}) {
     EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
   }
 }
