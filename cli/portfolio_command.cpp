@@ -20,6 +20,7 @@
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
 #include "portfolio/card_comparison_report.hpp"
+#include "portfolio/portfolio_provenance.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_runner.hpp"
 #include "portfolio/suite.hpp"
@@ -242,7 +243,8 @@ command_fn add_portfolio_command(CLI::App& app, const global_options& global) {
     const std::vector<bundle_table> tables =
         f->tables ? tables_for_bundle(*f->tables, outcomes) : std::vector<bundle_table>();
     nlohmann::json summary =
-        summarize_portfolio(s, outcomes, pytorch, items_not_run(s, options, outcomes));
+        summarize_portfolio(s, outcomes, pytorch, items_not_run(s, options, outcomes),
+                            portfolio_provenance(records, outcomes));
     if (!tables.empty()) summary["tuned_tables"] = tuned_tables_json(tables);
     if (other_card) {
       summary["across_cards"] = across_cards_summary(outcomes, *other_card, f->across_cards);

@@ -15,6 +15,7 @@
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
 #include "portfolio/detail/report_rows.hpp"
+#include "portfolio/portfolio_provenance.hpp"
 #include "portfolio/portfolio_report.hpp"
 #include "portfolio/portfolio_tables.hpp"
 
@@ -184,6 +185,7 @@ void check_portfolio_claims(bundle_verification& v) {
                       stated_mean.dump(), mean));
   }
   check_progress(v, summary);
+  check_provenance_claims(v, summary);
   std::map<std::int64_t, const bench_report*> runs;
   for (const auto& [id, report] : cited) runs.emplace(id, &report);
   check_bundle_tables(v, runs);

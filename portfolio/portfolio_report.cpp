@@ -20,6 +20,7 @@
 #include "portfolio/card_comparison_report.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_figure.hpp"
+#include "portfolio/portfolio_provenance.hpp"
 
 namespace blaster {
 namespace {
@@ -82,7 +83,8 @@ std::string run_folder(const portfolio_item& item) {
 }
 
 json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
-                         const json& pytorch, const std::vector<portfolio_item>& not_run) {
+                         const json& pytorch, const std::vector<portfolio_item>& not_run,
+                         const std::map<std::int64_t, json>& measured_by) {
   json rows = json::array();
   std::set<std::string> revisions;
   std::vector<double> speedups;
@@ -159,6 +161,7 @@ json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& o
                 {"run_id", o.run_id},
                 {"run_bundle", run_folder(o.item)},
                 {"resumed", o.resumed}};
+    if (measured_by.contains(o.run_id)) row["measured_by"] = measured_by.at(o.run_id);
     if (const variant_result* base = baseline_result(report); base != nullptr && base->time_us) {
       row["baseline_us"] = *base->time_us;
     }
@@ -399,6 +402,7 @@ std::string render_portfolio_markdown(const json& summary) {
   md += misses.empty() ? "Every case meets every goal.\n" : misses;
   md += no_goal;
   md += tuned_tables_markdown(summary);
+  md += provenance_markdown(summary);
   md += across_cards_markdown(summary);
   md +=
       "\nEach run's folder under runs/ is its own evidence bundle: its report and database rows, "

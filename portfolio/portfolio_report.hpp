@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,12 @@ inline constexpr double launch_floor_goal = 1.25;   // graph mode: times the emp
 // when not given), each goal met or missed and by how much, the geometric means, the device's
 // fingerprint and the protocol. Every row names the run, and the bundle folder, it comes from.
 // `not_run`: the suite's cases with no outcome yet (a --recorded bundle), listed as such.
+// `measured_by`: each outcome's session and machine by run id (portfolio_provenance), stated in
+// its row as "measured_by" and in the report's section "Who measured each case".
 nlohmann::json summarize_portfolio(const suite& s, const std::vector<portfolio_outcome>& outcomes,
                                    const nlohmann::json& pytorch,
-                                   const std::vector<portfolio_item>& not_run = {});
+                                   const std::vector<portfolio_item>& not_run = {},
+                                   const std::map<std::int64_t, nlohmann::json>& measured_by = {});
 
 std::string render_portfolio_markdown(const nlohmann::json& summary);
 
