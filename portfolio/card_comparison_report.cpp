@@ -1,14 +1,18 @@
 #include "portfolio/card_comparison_report.hpp"
 
 #include <cmath>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "evidence/table_renderer.hpp"
+#include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_report.hpp"
 
 namespace blaster {
@@ -197,6 +201,53 @@ std::string across_cards_markdown(const json& summary) {
         cards.b_card, cards.b_source, b["sha256sums_sha256"].get<std::string>());
   }
   return md;
+}
+
+void check_across_cards_claims(bundle_verification& v, const json& summary) {
+  const auto it = summary.find("across_cards");
+  if (it == summary.end()) return;
+  auto claim = [&v](std::string path, std::string detail) {
+    v.problems.push_back({bundle_problem_kind::claim, std::move(path), std::move(detail), "", ""});
+  };
+  std::set<std::string> folders;  // the run bundles the rows cite
+  for (const json& row : summary.value("rows", json::array())) {
+    if (row.is_object()) folders.insert(row.value("run_bundle", ""));
+  }
+  const json cases = it->is_object() ? it->value("cases", json()) : json();
+  if (!cases.is_array()) {
+    claim("results.json across_cards", "not a comparison of two cards' cases");
+    return;
+  }
+  const std::string card = it->value("a", json::object()).value("card", "");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string where = fmt::format("results.json across_cards.cases[{}]", i);
+    const json a = cases[i].is_object() ? cases[i].value("a", json()) : json();
+    if (a.is_null()) continue;  // not compared: nothing of this bundle is stated
+    const std::string folder = a.is_object() ? a.value("source", "") : "";
+    if (!folders.contains(folder) || folder.empty() || folder.find("..") != std::string::npos) {
+      claim(where, fmt::format("names {} as its run, which no row of this bundle cites",
+                               json(folder).dump()));
+      continue;
+    }
+    const std::optional<std::string> text = read_file_if_exists(v.dir / folder / "results.json");
+    const json source = text ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
+    std::optional<bench_report> report;
+    try {
+      if (source.is_object() && source.contains("results")) report = bench_report_from_json(source);
+    } catch (const std::exception&) {
+      report.reset();
+    }
+    if (!report) continue;  // the row's own check names a run bundle that does not read
+    const variant_result* best = detail::best_result(*report);
+    const json stated = {a.value("variant", json()), a.value("time_us", json()), card};
+    const json actual = {best ? json(best->label) : json(),
+                         best ? detail::optional_number(best->time_us) : json(),
+                         report->device ? json(report->device->name) : json()};
+    if (stated != actual) {
+      claim(where, fmt::format("states [variant, time_us, card] {} but {}/results.json says {}",
+                               stated.dump(), folder, actual.dump()));
+    }
+  }
 }
 
 }  // namespace blaster

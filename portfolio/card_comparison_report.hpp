@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evidence/bundle_verifier.hpp"
 #include "evidence/result_table.hpp"
 #include "portfolio/card_comparison.hpp"
 #include "portfolio/portfolio_runner.hpp"
@@ -31,5 +32,11 @@ nlohmann::json across_cards_summary(const std::vector<portfolio_outcome>& outcom
 
 // The report's section from results.json's "across_cards"; empty where it has none.
 std::string across_cards_markdown(const nlohmann::json& summary);
+
+// For a portfolio bundle's "across_cards" (blaster verify): a claim problem for each case whose
+// side of this bundle does not name a run bundle that a row cites, or states another card,
+// variant or time than that run's best candidate. The other card's numbers come from another
+// bundle, which `compare --across-cards` reads and verifies again.
+void check_across_cards_claims(bundle_verification& verification, const nlohmann::json& summary);
 
 }  // namespace blaster

@@ -14,6 +14,7 @@
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
 #include "evidence/bundle_verifier.hpp"
+#include "portfolio/card_comparison_report.hpp"
 #include "portfolio/detail/report_rows.hpp"
 #include "portfolio/portfolio_provenance.hpp"
 #include "portfolio/portfolio_report.hpp"
@@ -186,6 +187,7 @@ void check_portfolio_claims(bundle_verification& v) {
   }
   check_progress(v, summary);
   check_provenance_claims(v, summary);
+  check_across_cards_claims(v, summary);
   std::map<std::int64_t, const bench_report*> runs;
   for (const auto& [id, report] : cited) runs.emplace(id, &report);
   check_bundle_tables(v, runs);

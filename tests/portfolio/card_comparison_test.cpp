@@ -442,6 +442,22 @@ TEST(CardComparison, APortfolioReportHasTheSectionAndItsBundleVerifies) {
   EXPECT_TRUE(v.ok()) << (v.problems.empty() ? "" : v.problems[0].detail);
   EXPECT_NE(read_file(out / "report.md").find("The two cards against each other"),
             std::string::npos);
+
+  // The H200's time in the section edited, SHA256SUMS rewritten to match: the hashes hold, the
+  // claim does not, since the run it names says otherwise.
+  json edited = json::parse(read_file(out / "results.json"));
+  edited["across_cards"]["cases"][0]["a"]["time_us"] = 20.0;
+  const std::string before = sha256_file_hex(out / "results.json");
+  write_file_atomically(out / "results.json", edited.dump(1) + "\n");
+  std::string sums = read_file(out / "SHA256SUMS");
+  sums.replace(sums.find(before), before.size(), sha256_file_hex(out / "results.json"));
+  write_file_atomically(out / "SHA256SUMS", sums);
+  const bundle_verification forged = verify_evidence_bundle(out, nullptr);
+  ASSERT_FALSE(forged.ok());
+  EXPECT_EQ(forged.problems.front().path, "results.json across_cards.cases[0]");
+  EXPECT_NE(forged.problems.front().detail.find("[\"fast[VEC=4]\",20.0,\"NVIDIA H200\"]"),
+            std::string::npos)
+      << forged.problems.front().detail;
 }
 
 }  // namespace
