@@ -107,6 +107,17 @@ card_agreement judge(const ratio_interval& d, double tau) {
   return card_agreement::inconclusive;
 }
 
+// A candidate's file as the tree names it (kernels/<task>/F.cu), whatever folder the measuring
+// machine kept the tree in: the hint is run on the other card's machine.
+std::string tree_path(const std::string& file) {
+  for (const char* folder : {"/kernels/", "/tasks/"}) {
+    if (const std::size_t at = file.rfind(folder); at != std::string::npos) {
+      return file.substr(at + 1);
+    }
+  }
+  return file;
+}
+
 // Why a flagged case departs, and what to do about it.
 std::string hint_for(const card_case& c, const std::string& a_card, const std::string& b_card) {
   const bool b_lags = c.departure->ratio > 1.0;
@@ -122,7 +133,7 @@ std::string hint_for(const card_case& c, const std::string& a_card, const std::s
           *card, *s->time_over_floor);
     }
   }
-  const std::string file = other.file.empty() ? lag.file : other.file;
+  const std::string file = tree_path(other.file.empty() ? lag.file : other.file);
   const std::string tune = fmt::format("blaster tune --task {} --candidate {} --cases {}", c.task,
                                        file.empty() ? std::string("FILE") : file, c.case_name);
   if (lag.variant != other.variant || (other.tuned && !lag.tuned)) {
