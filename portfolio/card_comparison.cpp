@@ -210,6 +210,15 @@ card_case compare_case(const loaded_run& ra, const loaded_run& rb, const std::st
   c.status = judge(*c.departure, tau);
   std::vector<std::string> notes;
   if (!bound.note.empty()) notes.push_back(bound.note);
+  // The GPU differs by design, and shape, dtype and mode were refused above; a protocol that
+  // differs is compared, and said.
+  std::vector<std::string> protocol;
+  for (const key_difference& d : key_differences(a, b)) {
+    if (d.what != "GPU") protocol.push_back(fmt::format("{} {} vs {}", d.what, d.a, d.b));
+  }
+  if (!protocol.empty()) {
+    notes.push_back(fmt::format("measured under other protocols: {}", fmt::join(protocol, ", ")));
+  }
   if (c.status == card_agreement::departs) {
     const bool b_lags = c.departure->ratio > 1.0;
     notes.insert(notes.begin(),

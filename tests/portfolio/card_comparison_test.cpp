@@ -122,7 +122,15 @@ TEST(CardComparison, ABandwidthBoundCaseThatScalesWithTheCopyBandwidthAgrees) {
   EXPECT_GT(k.ceiling_ratio->high, k.ceiling_ratio->ratio);
   EXPECT_EQ(k.a->ceiling, "copy bandwidth");
   EXPECT_EQ(k.hint, "");
+  EXPECT_EQ(k.note, "");
   EXPECT_EQ(c.count(card_agreement::departs), 0U);
+
+  // Another protocol is compared all the same, and said.
+  loaded_run fewer = run_of(h100);
+  fewer.report.sessions = 3;
+  const card_case noted = only_case(compare_cards({run_of(h200)}, {fewer}, "a", "b"));
+  EXPECT_EQ(noted.status, card_agreement::agrees);
+  EXPECT_EQ(noted.note, "measured under other protocols: sessions 1 vs 3");
 }
 
 TEST(CardComparison, ACaseSlowerOnOneCardThanItsCeilingsSayIsFlaggedWithAHint) {
