@@ -11,6 +11,7 @@
 #include "evidence/bundle_verifier.hpp"
 #include "evidence/evidence_bundle.hpp"
 #include "evidence/signature.hpp"
+#include "optimize/trajectory_claims.hpp"
 #include "portfolio/portfolio_report.hpp"
 
 namespace blaster::cli {
@@ -91,7 +92,10 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
       "SHA-256; in a portfolio's bundle, a number of its report that is not the one in the run "
       "bundle it cites, an entry of progress.json that is not its row's run and report, or a "
       "tuned table's entry under kernels/ that is not the fastest "
-      "configuration the run it names confirmed; every run bundle inside is verified too). Each "
+      "configuration the run it names confirmed; in a trajectory export, a row of "
+      "trajectories.jsonl that its session's records do not render, or a step that its reply and "
+      "its judging run do not give, named by session, step and field; every run bundle inside is "
+      "verified too). Each "
       "run.json is held to the files: an object it cites that the bundle lacks is missing even "
       "where SHA256SUMS does not list it, and one that does not hash to its name is changed; a "
       "portfolio keeps its runs' objects in one objects/ folder. A bundle with "
@@ -116,8 +120,9 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
     require_format(global, {"table", "json"}, "verify");
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
-    const bundle_verification v = verify_evidence_bundle(f->dir, key ? &*key : nullptr,
-                                                         f->allow_unchecked, f->max_file_bytes);
+    bundle_verification v = verify_evidence_bundle(f->dir, key ? &*key : nullptr,
+                                                   f->allow_unchecked, f->max_file_bytes);
+    check_trajectory_claims(v);
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
       for (const auto& p : v.problems) {

@@ -17,6 +17,15 @@ void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& w
                               what))
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  command
+      .add_option("--reward-sessions", flags.reward_sessions,
+                  fmt::format("the reward's protocol: every {} is timed in at least this many "
+                              "sessions, and its reward is the low end of the speedup's 95% "
+                              "interval over the first this many, whatever sessions a request "
+                              "asks for (optimize/PROTOCOL.md, The reward)",
+                              what))
+      ->check(CLI::Range(min_reward_sessions, max_reward_sessions))
+      ->capture_default_str();
   command.add_flag("--no-profile", flags.no_profile,
                    fmt::format("skip the hardware counters of each passing {} (faster; no "
                                "diagnosis)",
@@ -35,6 +44,9 @@ std::string judge_flags_text(const judge_flags& flags) {
   std::string text;
   if (!flags.case_name.empty()) text += " --case " + flags.case_name;
   if (flags.sessions != 3) text += fmt::format(" --sessions {}", flags.sessions);
+  if (flags.reward_sessions != default_reward_sessions) {
+    text += fmt::format(" --reward-sessions {}", flags.reward_sessions);
+  }
   if (flags.no_profile) text += " --no-profile";
   if (flags.seed) text += fmt::format(" --seed {}", *flags.seed);
   if (!flags.gpus.empty()) text += " --gpus " + flags.gpus;

@@ -10,6 +10,7 @@
 #include "benchmarking/runner/bench_runner.hpp"
 #include "optimize/attempt.hpp"
 #include "optimize/protocol.hpp"
+#include "optimize/reward.hpp"
 
 namespace blaster::cli {
 
@@ -19,12 +20,13 @@ struct judge_flags {
   std::string task;
   std::string case_name;
   int sessions = 3;
+  int reward_sessions = default_reward_sessions;  // --reward-sessions: the reward's protocol
   bool no_profile = false;
   std::optional<std::uint64_t> seed;
   std::string gpus;  // --gpus
 };
 
-// --task, --case, --sessions, --no-profile, --seed and --gpus; `what` names what is judged
+// --task, --case, --sessions, --reward-sessions, --no-profile, --seed and --gpus; `what` names what is judged
 // ("step").
 void add_judge_flags(CLI::App& command, judge_flags& flags, const std::string& what);
 

@@ -226,7 +226,7 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     store records(resolve_home(global.home));
     const bench_options b = judge_options(root, o.task, j, o.command);
     o.scratch = records.home() / "optimize";
-    bench_evaluator evaluator(b, records);
+    bench_evaluator evaluator(b, records, j.reward_sessions);
     const auto progress = [&](const attempt& a) {
       if (!global.quiet) std::cerr << "blaster: " << step_line(a) << '\n';
     };

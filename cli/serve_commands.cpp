@@ -84,7 +84,7 @@ command_fn add_serve_command(CLI::App& app, const global_options& global) {
     std::string command = fmt::format("blaster serve --task {}{}", j.task, judge_flags_text(j));
     if (f->http_port) command += fmt::format(" --http {}", *f->http_port);
     store records(resolve_home(global.home));
-    bench_evaluator evaluator(judge_options(root, task, j, command), records);
+    bench_evaluator evaluator(judge_options(root, task, j, command), records, j.reward_sessions);
     // A client that closed its end is an ending, not a signal that kills blaster.
     std::signal(SIGPIPE, SIG_IGN);
     std::optional<http_front> front;
@@ -165,7 +165,7 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
                           f->candidate.string(), static_cast<unsigned char>(source[*at]), *at);
     }
     store records(resolve_home(global.home));
-    bench_evaluator evaluator(judge_options(root, task, j, command), records);
+    bench_evaluator evaluator(judge_options(root, task, j, command), records, j.reward_sessions);
     judging_session session(records, evaluator, command, task, records.home() / "serve");
     const std::string line =
         nlohmann::json{{"source", source}, {"hypothesis", valid_utf8(f->hypothesis)}}.dump();

@@ -329,6 +329,19 @@ CREATE TABLE optimize_steps(
 );
 CREATE INDEX optimize_steps_task ON optimize_steps(task);
 )sql"},
+    // Steps as exact transcripts, judged under one reward protocol: the request line blaster
+    // wrote for the step (the reply answers it), the compile log and the line it blames as the
+    // proposer was told them, the roofline, the timing sessions the reply asked for and those
+    // the reward is drawn from.
+    migration{7, R"sql(
+ALTER TABLE optimize_steps ADD COLUMN request_sha256 TEXT
+  CHECK(request_sha256 IS NULL OR length(request_sha256) = 64);
+ALTER TABLE optimize_steps ADD COLUMN log TEXT;
+ALTER TABLE optimize_steps ADD COLUMN error_line INTEGER;
+ALTER TABLE optimize_steps ADD COLUMN roofline_pct REAL;
+ALTER TABLE optimize_steps ADD COLUMN sessions INTEGER;
+ALTER TABLE optimize_steps ADD COLUMN reward_sessions INTEGER;
+)sql"},
 };
 
 }  // namespace

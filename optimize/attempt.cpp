@@ -88,7 +88,9 @@ nlohmann::json to_json(const attempt& a) {
       {"source_sha256", a.source_sha256},
       {"reply_sha256", a.reply_sha256},
   };
+  if (!a.request_sha256.empty()) j["request_sha256"] = a.request_sha256;
   if (a.sessions > 0) j["sessions"] = a.sessions;
+  if (a.reward_sessions > 0) j["reward_sessions"] = a.reward_sessions;
   if (!a.phase_ms.empty()) j["phase_ms"] = a.phase_ms;
   put_optional(j, "parent", a.parent);
   put_optional(j, "error_line", a.error_line);
@@ -109,6 +111,7 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.kind = j.value("kind", std::string());
   a.tags = j.value("tags", std::vector<std::string>());
   a.sessions = j.value("sessions", 0);
+  a.reward_sessions = j.value("reward_sessions", 0);
   a.status = j.at("status").get<std::string>();
   a.reason = j.value("reason", std::string());
   a.message = j.value("message", std::string());
@@ -131,6 +134,7 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.bench_run_id = j.value("bench_run_id", std::int64_t{0});
   a.source_sha256 = j.value("source_sha256", std::string());
   a.reply_sha256 = j.value("reply_sha256", std::string());
+  a.request_sha256 = j.value("request_sha256", std::string());
   return a;
 }
 

@@ -22,6 +22,9 @@ struct attempt {
   std::string kind;            // the proposer's word for the step (rewrite, tune, fix), free
   std::vector<std::string> tags;
   int sessions = 0;  // timing sessions the proposer asked for; 0: the run's --sessions
+  // The reward's protocol: the timing sessions its interval is drawn from (the first this many
+  // of the run that judged the step), whatever `sessions` asked for; 0 for a step never timed.
+  int reward_sessions = 0;
 
   // The trajectory's status (ok, compileerror, wrongresult) and blaster's finer reason: a
   // reason code of the gate or the compile, or what was wrong with the reply (invalid_reply).
@@ -52,6 +55,9 @@ struct attempt {
   std::int64_t bench_run_id = 0;  // the run that judged it, with all its evidence; 0: none
   std::string source_sha256;      // the candidate's source in the CAS
   std::string reply_sha256;       // the proposer's raw reply in the CAS
+  // The request line blaster wrote to the proposer for this step, as written (without its
+  // newline), in the CAS; empty for a serve or eval step, which answers a request instead.
+  std::string request_sha256;
 };
 
 // The trajectory format's status for blaster's reason: ok, compileerror (the source never

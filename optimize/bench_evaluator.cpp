@@ -1,5 +1,7 @@
 #include "optimize/bench_evaluator.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "benchmarking/worker/gate_protocol.hpp"
@@ -15,7 +17,8 @@ constexpr int min_interval_sessions = 2;
 
 }  // namespace
 
-void fill_outcome(const bench_report& report, attempt& a, std::string_view source) {
+void fill_outcome(const bench_report& report, attempt& a, std::string_view source,
+                  int reward_sessions) {
   a.bench_run_id = report.run_id;
   a.phase_ms = report.phase_ms;
   const variant_result* fastest = nullptr;
@@ -74,8 +77,15 @@ void fill_outcome(const bench_report& report, attempt& a, std::string_view sourc
     a.speedup_low = r.verdict->speedup.low;
     a.speedup_high = r.verdict->speedup.high;
   }
-  // Noise cannot lift the reward: it is the interval's low end, or nothing without one.
-  a.reward = a.speedup_low.value_or(0.0);
+  // Noise cannot lift the reward, nor can asking for more sessions: it is the low end of the
+  // interval over the protocol's first sessions, or nothing without a baseline that passed.
+  a.reward = 0.0;
+  a.reward_sessions = reward_sessions;
+  if (baseline != nullptr && baseline->reason == reason_code::none && a.speedup) {
+    a.reward = protocol_reward(baseline->session_medians_us, r.session_medians_us,
+                               report.bootstrap_seed, reward_sessions)
+                   .value_or(0.0);
+  }
   if (r.time_over_floor && *r.time_over_floor > 0) a.roofline_pct = 100.0 / *r.time_over_floor;
   if (r.profile && r.profile->diagnosis) a.diagnosis = r.profile->diagnosis->line;
 }
@@ -85,12 +95,15 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
   bench_options o = options_;
   o.candidates = {source_file};
   if (a.sessions > 0) o.sessions = a.sessions;
+  // The reward's sessions are timed whatever the reply asked for: a screen of one session
+  // costs the protocol's sessions too, so that its reward is the same number as any other's.
+  o.sessions = std::max(o.sessions, reward_sessions_);
   o.command = fmt::format(
       "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
       source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
   const bench_report report = run_bench(o, records_, &warm_);
   if (report.device) device_ = to_json(*report.device);
-  fill_outcome(report, a, read_file(source_file));
+  fill_outcome(report, a, read_file(source_file), reward_sessions_);
   if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;
 }
 

@@ -7,6 +7,7 @@
 #include "benchmarking/runner/bench_runner.hpp"
 #include "benchmarking/runner/warm_bench.hpp"
 #include "optimize/optimize_loop.hpp"
+#include "optimize/reward.hpp"
 
 namespace blaster {
 
@@ -18,8 +19,11 @@ namespace blaster {
 // times nothing.
 class bench_evaluator final : public step_evaluator {
  public:
-  bench_evaluator(bench_options options, store& records)
-      : options_(std::move(options)), records_(records) {
+  // Each step is timed in the sessions its reply asks for (else options.sessions), and in at
+  // least `reward_sessions`, the first of which give its reward (reward.hpp).
+  bench_evaluator(bench_options options, store& records,
+                  int reward_sessions = default_reward_sessions)
+      : options_(std::move(options)), records_(records), reward_sessions_(reward_sessions) {
     options_.time_lone_baseline = false;
     options_.profile_baseline = false;  // a step's diagnosis is its candidate's
     // A step's diagnosis needs the bound and the top stalls; the median of five counts is for
@@ -31,6 +35,7 @@ class bench_evaluator final : public step_evaluator {
                 attempt& a) override;
   [[nodiscard]] nlohmann::json device() const override { return device_; }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
+  [[nodiscard]] int reward_sessions() const override { return reward_sessions_; }
   // How many worker processes the series has started: one, one more after each crash or timeout,
   // and one per kept_worker_evaluations evaluations.
   [[nodiscard]] int workers_started() const { return warm_.workers_started(); }
@@ -38,6 +43,7 @@ class bench_evaluator final : public step_evaluator {
  private:
   bench_options options_;
   store& records_;
+  int reward_sessions_;
   warm_bench warm_{/*keep_worker=*/true};
   nlohmann::json device_ = nullptr;
   std::string cannot_judge_;
@@ -45,7 +51,10 @@ class bench_evaluator final : public step_evaluator {
 
 // What a bench report says about its one candidate, as the step's outcome: the fastest variant
 // that passed, else the first rejection with its evidence (and the compile log where the source
-// did not compile, with the line of `source` it blames).
-void fill_outcome(const bench_report& report, attempt& a, std::string_view source = {});
+// did not compile, with the line of `source` it blames). The speedup's interval is over every
+// session the run timed; the reward is protocol_reward over its first `reward_sessions`.
+// `blaster verify` recomputes a step from its judging run's report with this same function.
+void fill_outcome(const bench_report& report, attempt& a, std::string_view source = {},
+                  int reward_sessions = default_reward_sessions);
 
 }  // namespace blaster

@@ -31,13 +31,15 @@ double judging_session::elapsed_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply) {
+const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply,
+                                      const std::string& request) {
   const auto asked = std::chrono::steady_clock::now();
   attempt a;
   a.step = static_cast<int>(result_.steps.size()) + 1;
   if (best_) a.parent = result_.steps[*best_].step;
   a.at_s = elapsed_s();
   a.reply_sha256 = records_.cas().put(line);
+  if (!request.empty()) a.request_sha256 = records_.cas().put(request);
   std::string source;
   if (const auto* bad = std::get_if<reply_problem>(&reply)) {
     a.reason = bad->reason;
@@ -81,6 +83,12 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
   return result_.steps.back();
 }
 
+void judging_session::set_final_exchange(const std::string& request,
+                                         const std::optional<std::string>& reply) {
+  result_.final_request_sha256 = records_.cas().put(request);
+  result_.final_reply_sha256 = reply ? records_.cas().put(*reply) : std::string();
+}
+
 request_state judging_session::state_for(int step, int history, int memory_entries) const {
   request_state state;
   state.step = step;
@@ -107,6 +115,7 @@ optimize_result judging_session::finish(const std::string& ended, const std::str
   if (best_) result_.best = result_.steps[*best_].step;
   result_.elapsed_s = elapsed_s();
   result_.device = evaluator_.device();
+  result_.reward_sessions = evaluator_.reward_sessions();
   const std::string report = records_.cas().put(to_json(result_, task_, proposer).dump(1));
   records_.finish_run(result_.run_id, ended == "no_gpu" ? "no_gpu" : "completed", report);
   open_ = false;

@@ -34,8 +34,15 @@ class judging_session {
   ~judging_session();
 
   // Judges the next step: `line` as it came (kept in the CAS), `reply` what parse_reply made of
-  // it (a proposal or a problem; not a stop). Returns the recorded step.
-  const attempt& judge(const std::string& line, const parsed_reply& reply);
+  // it (a proposal or a problem; not a stop), `request` the line blaster wrote that `line`
+  // answers, as written without its newline (kept in the CAS; empty where none was: serve,
+  // eval). Returns the recorded step.
+  const attempt& judge(const std::string& line, const parsed_reply& reply,
+                       const std::string& request = {});
+  // A request that got no step (the proposer stopped, exited or went silent on it) and the stop
+  // line it answered with, if any: kept in the CAS and named by the session's record, so that
+  // its transcript ends where the conversation did.
+  void set_final_exchange(const std::string& request, const std::optional<std::string>& reply);
 
   // What a request shows of the session so far, for step `step`.
   [[nodiscard]] request_state state_for(int step, int history, int memory_entries) const;

@@ -18,7 +18,8 @@ constexpr std::string_view step_columns =
     "s.step, s.parent_step, s.hypothesis, s.kind, s.tags_json, s.status, s.reason, s.message, "
     "s.variant, s.params_json, s.time_us, s.baseline_us, s.speedup, s.speedup_low, "
     "s.speedup_high, s.reward, s.diagnosis, s.kept, s.at_s, s.elapsed_s, s.bench_run_id, "
-    "s.source_sha256, s.reply_sha256";
+    "s.source_sha256, s.reply_sha256, s.request_sha256, s.log, s.error_line, s.roofline_pct, "
+    "s.sessions, s.reward_sessions";
 
 std::optional<double> real_or_null(const statement& row, int column) {
   if (row.column_is_null(column)) return std::nullopt;
@@ -70,21 +71,89 @@ attempt read_step(const statement& row, int first) {
   a.bench_run_id = row.column_is_null(first + 20) ? 0 : row.column_int64(first + 20);
   a.source_sha256 = row.column_text(first + 21);
   a.reply_sha256 = row.column_text(first + 22);
+  a.request_sha256 = row.column_text(first + 23);
+  a.log = text_of(row, first + 24);
+  if (!row.column_is_null(first + 25)) a.error_line = static_cast<int>(row.column_int64(first + 25));
+  a.roofline_pct = real_or_null(row, first + 26);
+  a.sessions = row.column_is_null(first + 27) ? 0 : static_cast<int>(row.column_int64(first + 27));
+  a.reward_sessions =
+      row.column_is_null(first + 28) ? 0 : static_cast<int>(row.column_int64(first + 28));
   return a;
 }
 
 }  // namespace
 
+attempt attempt_from_row(const nlohmann::json& row) {
+  using json = nlohmann::json;
+  const auto text = [&](const char* key) {
+    return row.contains(key) && row[key].is_string() ? valid_utf8(row[key].get<std::string>())
+                                                     : std::string();
+  };
+  const auto real = [&](const char* key) -> std::optional<double> {
+    if (!row.contains(key) || !row[key].is_number()) return std::nullopt;
+    return row[key].get<double>();
+  };
+  const auto whole = [&](const char* key) -> std::optional<std::int64_t> {
+    if (!row.contains(key) || !row[key].is_number_integer()) return std::nullopt;
+    return row[key].get<std::int64_t>();
+  };
+  const auto parsed = [&](const char* key) {
+    return json::parse(text(key), nullptr, /*allow_exceptions=*/false);
+  };
+  attempt a;
+  a.step = static_cast<int>(whole("step").value_or(0));
+  if (const auto p = whole("parent_step")) a.parent = static_cast<int>(*p);
+  a.hypothesis = text("hypothesis");
+  a.kind = text("kind");
+  try {
+    a.tags = parsed("tags_json").get<std::vector<std::string>>();
+  } catch (const json::exception&) {
+    a.tags.clear();
+  }
+  a.status = text("status");
+  a.reason = text("reason");
+  a.message = text("message");
+  a.variant = text("variant");
+  try {
+    const json params = parsed("params_json");
+    if (params.is_object()) a.params = params.get<std::map<std::string, std::string>>();
+  } catch (const json::exception&) {
+    a.params.clear();
+  }
+  a.time_us = real("time_us");
+  a.baseline_us = real("baseline_us");
+  a.speedup = real("speedup");
+  a.speedup_low = real("speedup_low");
+  a.speedup_high = real("speedup_high");
+  a.reward = real("reward").value_or(0.0);
+  a.diagnosis = text("diagnosis");
+  a.kept = whole("kept").value_or(0) != 0;
+  a.at_s = real("at_s").value_or(0.0);
+  a.elapsed_s = real("elapsed_s").value_or(0.0);
+  a.bench_run_id = whole("bench_run_id").value_or(0);
+  a.source_sha256 = text("source_sha256");
+  a.reply_sha256 = text("reply_sha256");
+  a.request_sha256 = text("request_sha256");
+  a.log = text("log");
+  if (const auto line = whole("error_line")) a.error_line = static_cast<int>(*line);
+  a.roofline_pct = real("roofline_pct");
+  a.sessions = static_cast<int>(whole("sessions").value_or(0));
+  a.reward_sessions = static_cast<int>(whole("reward_sessions").value_or(0));
+  return a;
+}
+
 void optimization_memory::record(std::int64_t run_id, const std::string& task,
                                  const std::string& case_name, const attempt& a) {
   records_.require_object("optimize_steps.source_sha256", a.source_sha256);
   records_.require_object("optimize_steps.reply_sha256", a.reply_sha256);
+  records_.require_object("optimize_steps.request_sha256", a.request_sha256);
   statement s = records_.db().prepare(
       "INSERT INTO optimize_steps(run_id, step, parent_step, task, case_name, hypothesis, kind, "
       "tags_json, status, reason, message, variant, params_json, time_us, baseline_us, speedup, "
       "speedup_low, speedup_high, reward, diagnosis, kept, at_s, elapsed_s, bench_run_id, "
-      "source_sha256, reply_sha256) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-      "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)");
+      "source_sha256, reply_sha256, request_sha256, log, error_line, roofline_pct, sessions, "
+      "reward_sessions) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)");
   s.bind(1, run_id);
   s.bind(2, a.step);
   bind_int_or_null(s, 3, a.parent ? std::optional<std::int64_t>(*a.parent) : std::nullopt);
@@ -111,6 +180,13 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
   bind_int_or_null(s, 24, a.bench_run_id > 0 ? std::optional(a.bench_run_id) : std::nullopt);
   bind_text_or_null(s, 25, a.source_sha256);
   bind_text_or_null(s, 26, a.reply_sha256);
+  bind_text_or_null(s, 27, a.request_sha256);
+  bind_text_or_null(s, 28, a.log);
+  bind_int_or_null(s, 29, a.error_line ? std::optional<std::int64_t>(*a.error_line) : std::nullopt);
+  bind_real_or_null(s, 30, a.roofline_pct);
+  bind_int_or_null(s, 31, a.sessions > 0 ? std::optional<std::int64_t>(a.sessions) : std::nullopt);
+  bind_int_or_null(s, 32, a.reward_sessions > 0 ? std::optional<std::int64_t>(a.reward_sessions)
+                                                : std::nullopt);
   s.step();
   if (a.kept) {
     // One best per run: the step kept last replaces any kept before it.

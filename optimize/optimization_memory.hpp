@@ -50,6 +50,11 @@ class optimization_memory {
   store& records_;
 };
 
+// A step from its optimize_steps row as a run's records hold it (run_catalog::records_of: column
+// name to value), as `blaster verify` reads it from a bundle's run.json. A value of the wrong
+// type reads as absent.
+attempt attempt_from_row(const nlohmann::json& row);
+
 // An entry as a request carries it, and as `blaster memory --json` prints it.
 nlohmann::json to_json(const optimization_memory::entry& e);
 

@@ -38,8 +38,11 @@ nlohmann::json to_json(const optimize_result& r, const task_brief& task,
           {"device", r.device},
           {"baseline_us", baseline_us ? nlohmann::json(*baseline_us) : nullptr},
           {"best", r.best ? nlohmann::json(*r.best) : nullptr},
+          {"reward_sessions", r.reward_sessions},
           {"steps", steps}};
   if (!r.box.is_null()) j["box"] = r.box;
+  if (!r.final_request_sha256.empty()) j["final_request_sha256"] = r.final_request_sha256;
+  if (!r.final_reply_sha256.empty()) j["final_reply_sha256"] = r.final_reply_sha256;
   return j;
 }
 
@@ -71,18 +74,22 @@ optimize_result run_optimize(const optimize_options& options, store& records,
       request_state state = session.state_for(step, options.history, options.memory_entries);
       if (options.steps) state.steps_left = *options.steps - step + 1;
       if (options.minutes) state.seconds_left = *options.minutes * 60.0 - elapsed;
-      const auto answer = proposer.ask(build_request(options.task, state).dump(),
-                                       options.reply_deadline, options.max_reply_bytes);
-      if (!answer.line) return finish(answer.ended, answer.why);
+      // The line as written is the one kept: the transcript is these bytes, not a rebuild.
+      const std::string request = build_request(options.task, state).dump();
+      const auto answer = proposer.ask(request, options.reply_deadline, options.max_reply_bytes);
+      if (!answer.line) {
+        session.set_final_exchange(request, std::nullopt);
+        return finish(answer.ended, answer.why);
+      }
       const parsed_reply reply = parse_reply(*answer.line, options.limits);
       if (const auto* stop = std::get_if<stop_request>(&reply)) {
-        // The stop itself is no step, but its line is kept with the run.
-        records.cas().put(*answer.line);
+        // The stop itself is no step, but its exchange is kept with the run.
+        session.set_final_exchange(request, *answer.line);
         return finish("proposer_stopped", stop->why.empty()
                                               ? "the proposer asked to stop"
                                               : "the proposer asked to stop: " + stop->why);
       }
-      const attempt& a = session.judge(*answer.line, reply);
+      const attempt& a = session.judge(*answer.line, reply, request);
       if (progress) progress(a);
       if (a.status == "unjudged") return finish("no_gpu", session.cannot_judge());
     }

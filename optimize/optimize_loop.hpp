@@ -13,6 +13,7 @@
 #include "optimize/attempt.hpp"
 #include "optimize/proposer_box.hpp"
 #include "optimize/protocol.hpp"
+#include "optimize/reward.hpp"
 
 namespace blaster {
 
@@ -30,6 +31,9 @@ class step_evaluator {
   [[nodiscard]] virtual nlohmann::json device() const = 0;
   // Why candidates cannot be judged here (no GPU), once an evaluation found out; else empty.
   [[nodiscard]] virtual std::string cannot_judge() const = 0;
+  // The session's reward protocol: the timing sessions every step's reward is drawn from
+  // (reward.hpp), recorded in the session's report.
+  [[nodiscard]] virtual int reward_sessions() const { return default_reward_sessions; }
 };
 
 struct optimize_options {
@@ -62,6 +66,11 @@ struct optimize_result {
   // The proposer's box (proposer_process::record): its confinement, and how the proposer ended
   // and what had to be killed with it. Null for serve and eval, which have no proposer.
   nlohmann::json box;
+  int reward_sessions = default_reward_sessions;  // the session's reward protocol
+  // The last request, which got no step (the proposer stopped, exited or timed out on it), and
+  // the stop line that answered it; CAS digests, empty where there was none.
+  std::string final_request_sha256;
+  std::string final_reply_sha256;
 };
 
 // The session's report: the task, who proposed, how it ended, and every step.

@@ -141,6 +141,7 @@ nlohmann::json feedback_json(const attempt& a) {
     if (a.roofline_pct) j["roofline_pct"] = *a.roofline_pct;
   }
   j["reward"] = a.reward;
+  if (a.reward_sessions > 0) j["reward_sessions"] = a.reward_sessions;
   if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
   return j;
 }

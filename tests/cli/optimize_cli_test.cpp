@@ -26,6 +26,8 @@
 #include "core/cuda_driver.hpp"
 #include "core/file_confinement.hpp"
 #include "core/file_io.hpp"
+#include "core/sha256.hpp"
+#include "evidence/sha256sums.hpp"
 
 namespace blaster {
 namespace {
@@ -109,6 +111,26 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   }
   const auto verified = run("verify " + out.string());
   EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+
+  // A row edited after the export, SHA256SUMS recomputed: verify renders the row again from the
+  // bundle's records and names the step and the field that differ.
+  json forged = t;
+  for (json& step : forged.at("trace")) {
+    step["status"] = "ok";
+    step["reward"] = 5.0;
+  }
+  write_file_atomically(out / "trajectories.jsonl", forged.dump() + "\n");
+  auto entries = parse_sha256sums(read_file(out / "SHA256SUMS"));
+  for (auto& e : entries) e.sha256 = sha256_file_hex(out / e.path);
+  write_file_atomically(out / "SHA256SUMS", format_sha256sums(entries));
+  const auto refused = run("verify " + out.string());
+  EXPECT_EQ(refused.exit_code, 4) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("step 1: trace status is \"ok\", the records give \"compileerror\""),
+            std::string::npos)
+      << refused.out;
+  EXPECT_NE(refused.out.find("step 2: trace reward is 5.0, the records give 0.0"),
+            std::string::npos)
+      << refused.out;
 
   // A bench run is not a session.
   const auto wrong = run("trajectories export --run 2 --out " + (dir_ / "other").string());

@@ -16,6 +16,7 @@
 #include "optimize/bench_evaluator.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/trajectory.hpp"
+#include "optimize/trajectory_claims.hpp"
 #include "require_gpu.hpp"
 
 namespace blaster {
@@ -115,6 +116,8 @@ TEST(OptimizeGpu, AScriptedSessionGetsTheStatusEachStepDeserves) {
   EXPECT_EQ(r.best, honest.step);
   ASSERT_TRUE(honest.speedup && honest.speedup_low && honest.speedup_high);
   EXPECT_GT(*honest.speedup_low, 1.0) << "rmsnorm_vec_regs is several times the baseline";
+  // Asked for two sessions, timed in the reward protocol's three, rewarded over those three.
+  EXPECT_EQ(honest.reward_sessions, default_reward_sessions);
   EXPECT_EQ(honest.reward, *honest.speedup_low);
   EXPECT_LE(*honest.speedup_low, *honest.speedup);
   EXPECT_FALSE(honest.diagnosis.empty());
@@ -133,7 +136,10 @@ TEST(OptimizeGpu, AScriptedSessionGetsTheStatusEachStepDeserves) {
 
   const auto out = home / "trajectory";
   static_cast<void>(export_trajectories(records, {r.run_id}, out, nullptr));
-  EXPECT_TRUE(verify_bundle(out, nullptr).ok());
+  bundle_verification v = verify_bundle(out, nullptr);
+  check_run_records(v);
+  check_trajectory_claims(v);  // every step recomputed from its judging run's report
+  EXPECT_TRUE(v.ok()) << (v.problems.empty() ? "" : v.problems[0].path + ": " + v.problems[0].detail);
   const std::string lines = read_file(out / "trajectories.jsonl");
   const json t = json::parse(lines.substr(0, lines.find('\n')));
   EXPECT_EQ(t.at("gpu").get<std::string>().find("H"), 0U) << t.at("gpu");

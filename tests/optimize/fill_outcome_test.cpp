@@ -1,5 +1,6 @@
 // What a bench report of one candidate becomes as a loop step: the reward is an interval's low
-// end, which one session cannot give, and a step without a speedup says why.
+// end over the reward protocol's sessions, which one session cannot give, and a step without a
+// speedup says why.
 #include <gtest/gtest.h>
 
 #include "benchmarking/report/bench_report.hpp"
@@ -45,11 +46,29 @@ TEST(FillOutcome, OneSessionGivesNoIntervalAndNoReward) {
 
 TEST(FillOutcome, TwoSessionsGiveTheIntervalsLowEndAsTheReward) {
   attempt a;
-  fill_outcome(report_of({100.0, 102.0}, {50.0, 49.0}), a);
+  fill_outcome(report_of({100.0, 102.0}, {50.0, 49.0}), a, {}, /*reward_sessions=*/2);
   ASSERT_TRUE(a.speedup_low && a.speedup_high);
   EXPECT_LE(*a.speedup_low, *a.speedup_high);
   EXPECT_NEAR(*a.speedup_low, 2.0, 1e-9);  // the lower of the sessions' ratios 2.0 and 2.08
   EXPECT_EQ(a.reward, *a.speedup_low);
+  EXPECT_EQ(a.reward_sessions, 2);
+}
+
+// The reward's protocol is the session's: a run of fewer sessions than it gives no reward, and
+// a run of more is rewarded over the protocol's first sessions only.
+TEST(FillOutcome, TheRewardIsDrawnFromTheProtocolsSessionsOnly) {
+  attempt short_run;
+  fill_outcome(report_of({100.0, 102.0}, {50.0, 49.0}), short_run, {}, /*reward_sessions=*/3);
+  EXPECT_TRUE(short_run.speedup_low) << "the interval over the sessions run is still reported";
+  EXPECT_EQ(short_run.reward, 0.0);
+
+  attempt long_run;
+  const std::vector<double> baseline = {100.0, 102.0, 98.0, 100.0, 101.0};
+  fill_outcome(report_of(baseline, {50.0, 49.0, 51.0, 20.0, 20.0}), long_run, {}, 3);
+  attempt first_three;
+  fill_outcome(report_of({100.0, 102.0, 98.0}, {50.0, 49.0, 51.0}), first_three, {}, 3);
+  EXPECT_GT(long_run.reward, 1.0);
+  EXPECT_EQ(long_run.reward, first_three.reward) << "the fourth and fifth sessions do not count";
 }
 
 TEST(FillOutcome, ACandidateThatPassedBesideARejectedBaselineSaysWhyItHasNoSpeedup) {

@@ -2,7 +2,9 @@
 
 // A judge for the loop's tests without a GPU, and candidates it understands.
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -13,6 +15,10 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "benchmarking/statistics/statistics.hpp"
+#include "benchmarking/statistics/verdict.hpp"
+#include "evidence/store.hpp"
+#include "optimize/bench_evaluator.hpp"
 #include "optimize/optimize_loop.hpp"
 
 namespace blaster {
@@ -21,10 +27,20 @@ namespace blaster {
 // passing candidate x times faster than the baseline's 100 us), "SLOW <ms>" (takes that long to
 // be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it), "FAILS"
 // (the machine fails: the evaluation throws).
+//
+// Given a store, it judges as bench_evaluator does instead: each step is a bench run of its own
+// in the store, whose report holds the baseline's and the candidate's session medians (as many
+// sessions as the reply asks for, and at least `reward_sessions`), and the step is what
+// fill_outcome makes of that report, so that `blaster verify` can recompute it.
 class stand_in_judge final : public step_evaluator {
  public:
-  void evaluate(const std::filesystem::path& source_file, std::int64_t /*session*/,
+  stand_in_judge() = default;
+  explicit stand_in_judge(store& records, int reward_sessions = default_reward_sessions)
+      : records_(&records), reward_sessions_(reward_sessions) {}
+
+  void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                 attempt& a) override {
+    if (records_ != nullptr) return judge_as_bench(source_file, session, a);
     const std::string source = read_file(source_file);
     ++evaluations;
     ++started;
@@ -68,10 +84,71 @@ class stand_in_judge final : public step_evaluator {
                            : nlohmann::json(nullptr);
   }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
+  [[nodiscard]] int reward_sessions() const override { return reward_sessions_; }
   int evaluations = 0;
   std::atomic<int> started{0};  // evaluations begun, for tests on other threads
 
  private:
+  void judge_as_bench(const std::filesystem::path& source_file, std::int64_t session,
+                      attempt& a) {
+    const std::string source = read_file(source_file);
+    ++evaluations;
+    ++started;
+    bench_report report;
+    report.task = "rmsnorm";
+    report.timed_case = "canonical";
+    report.gpu = source.find("NO_GPU") == std::string::npos;
+    if (!report.gpu) report.gpu_unavailable = cannot_judge_ = "no CUDA driver on this machine";
+    report.sessions = std::max(a.sessions > 0 ? a.sessions : 3, reward_sessions_);
+    report.bootstrap_seed = 1000;  // one per run, as bench draws it; here the same for each
+    // Sessions drift, as real ones do: the more of them, the narrower the interval.
+    const auto drift = [](int i) { return 1.0 + 0.03 * std::sin(1.7 * i + 0.4); };
+    variant_result baseline{.candidate = "init", .label = "init", .file = "init.cu",
+                            .baseline = true, .status = "passed"};
+    for (int i = 0; i < report.sessions; ++i) baseline.session_medians_us.push_back(100.0 * drift(i));
+    baseline.time_us = median(baseline.session_medians_us);
+    variant_result c{.candidate = "step", .label = "k[VEC=4]", .file = source_file.string(),
+                     .params = {{"VEC", "4"}}, .status = "passed"};
+    if (!report.gpu) {
+      c.status = "compiled";
+      baseline.session_medians_us.clear();
+      baseline.time_us.reset();
+    } else if (source.find("COMPILE_ERROR") != std::string::npos) {
+      c.status = "rejected";
+      c.reason = reason_code::compile_error;
+      c.message = source_file.string() + " does not compile for sm_90a";
+      c.log = source_file.filename().string() + "(3): error: identifier \"oops\" is undefined";
+    } else if (source.find("WRONG") != std::string::npos) {
+      c.status = "rejected";
+      c.reason = reason_code::wrong_result;
+      c.message = "out[17]: 0.5 where the reference is 0.25";
+    } else if (const auto at = source.find("FAST "); at != std::string::npos) {
+      const double x = std::stod(source.substr(at + 5));
+      for (int i = 0; i < report.sessions; ++i) {
+        c.session_medians_us.push_back(baseline.session_medians_us[i] / x * drift(3 * i + 1));
+      }
+      c.time_us = median(c.session_medians_us);
+      c.speedup = *baseline.time_us / *c.time_us;
+      c.verdict = judge(session_comparison{.baseline_medians = baseline.session_medians_us,
+                                           .candidate_medians = c.session_medians_us,
+                                           .seed = report.bootstrap_seed});
+    } else {
+      c.status = "rejected";
+      c.reason = reason_code::timeout;
+      c.message = "the worker timed out after 5.0 s and was killed";
+    }
+    report.results = {baseline, c};
+    report.run_id = records_->begin_run(
+        fmt::format("blaster bench --task rmsnorm --candidate {} --sessions {} (step {} of run {})",
+                    source_file.filename().string(), report.sessions, a.step, session),
+        "rmsnorm", "");
+    records_->finish_run(report.run_id, "completed",
+                         records_->cas().put(stored_report_bytes(report)));
+    fill_outcome(report, a, source, reward_sessions_);
+  }
+
+  store* records_ = nullptr;
+  int reward_sessions_ = default_reward_sessions;
   std::string cannot_judge_;
 };
 

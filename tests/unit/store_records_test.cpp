@@ -250,10 +250,11 @@ TEST_F(StoreRecords, CatalogKnowsEveryDigestColumn) {
   // An optimization step, as optimize/optimization_memory.cpp writes it.
   statement step = s_.db().prepare(
       "INSERT INTO optimize_steps(run_id, step, task, status, at_s, elapsed_s, source_sha256, "
-      "reply_sha256) VALUES(?1, 1, 'rmsnorm', 'ok', 0, 0, ?2, ?3)");
+      "reply_sha256, request_sha256) VALUES(?1, 1, 'rmsnorm', 'ok', 0, 0, ?2, ?3, ?4)");
   step.bind(1, run.run_id);
   step.bind(2, s_.cas().put("/* blaster {} */"));
   step.bind(3, s_.cas().put("{\"source\": \"/* blaster {} */\"}"));
+  step.bind(4, s_.cas().put("{\"protocol\": \"blaster-optimize/1\", \"step\": 1}"));
   step.step();
 
   std::set<std::string> schema_columns;
