@@ -9,8 +9,10 @@
 
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
+#include "evidence/bundle_merge.hpp"
 #include "evidence/signature.hpp"
 #include "evidence/store.hpp"
+#include "optimize/trajectory_claims.hpp"
 #include "portfolio/merge_source.hpp"
 
 namespace blaster::cli {
@@ -68,6 +70,11 @@ command_fn add_merge_command(CLI::App& app, const global_options& global) {
       sources.push_back(check_merge_source(
           path,
           {.public_key = key ? &*key : nullptr, .allow_unchecked_signature = f->allow_unchecked}));
+      // A trajectory export is held to its records as `verify` holds it.
+      if (sources.back().kind == merge_source_kind::bundle) {
+        check_trajectory_claims(sources.back().verified);
+        require_verified(sources.back().verified);
+      }
     }
     store records(resolve_home(global.home));
     nlohmann::json merged = nlohmann::json::array();

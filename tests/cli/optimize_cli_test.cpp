@@ -111,6 +111,9 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   }
   const auto verified = run("verify " + out.string());
   EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  const auto honest_merge = testing::run_blaster(BLASTER_SOURCE_DIR, dir_ / "honest-home",
+                                                 "merge " + out.string(), dir_ / "stderr.txt");
+  EXPECT_EQ(honest_merge.exit_code, 0) << honest_merge.out << honest_merge.err;
 
   // A row edited after the export, SHA256SUMS recomputed: verify renders the row again from the
   // bundle's records and names the step and the field that differ.
@@ -131,6 +134,11 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   EXPECT_NE(refused.out.find("step 2: trace reward is 5.0, the records give 0.0"),
             std::string::npos)
       << refused.out;
+  // Nor does merge take it into a home.
+  const auto merged = testing::run_blaster(BLASTER_SOURCE_DIR, dir_ / "forged-home",
+                                           "merge " + out.string(), dir_ / "stderr.txt");
+  EXPECT_EQ(merged.exit_code, 2) << merged.out << merged.err;
+  EXPECT_NE(merged.err.find("claim trajectories.jsonl"), std::string::npos) << merged.err;
 
   // A bench run is not a session.
   const auto wrong = run("trajectories export --run 2 --out " + (dir_ / "other").string());
