@@ -496,7 +496,9 @@ TEST_F(StoreCli, TheArtifactsReadmeNamesTheKeyAsSignedBundlesDo) {
   for (const auto& entry : fs::directory_iterator(artifacts)) {
     any_signed = any_signed || fs::exists(entry.path() / "SHA256SUMS.sig");
   }
-  if (!any_signed) EXPECT_TRUE(contains(readme, "No bundle here is signed yet")) << readme;
+  if (!any_signed) {
+    EXPECT_TRUE(contains(readme, "No bundle here is signed yet")) << readme;
+  }
 }
 
 void StoreCli::verify_checked_in(const fs::path& checked_in) {

@@ -264,7 +264,7 @@ TEST_F(HttpFront, WebPagesCannotPostCandidates) {
       << "nor stop serving";
   EXPECT_EQ(judge_.evaluations, 0);
 
-  for (const std::string origin :
+  for (const std::string& origin :
        {std::string("http://127.0.0.1:") + std::to_string(front_.port()),
         std::string("http://localhost:") + std::to_string(front_.port()),
         std::string("http://[::1]:") + std::to_string(front_.port())}) {

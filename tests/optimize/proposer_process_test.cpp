@@ -23,7 +23,11 @@ class ProposerProcess : public ::testing::Test {
   testing::temp_home home_{"proposer"};
   std::filesystem::path log() const { return home_.path() / "proposer.log"; }
   // The built blaster keeps the box: this test binary has no `__proposer_box`.
-  static proposer_box_options box() { return {.keeper = BLASTER_BINARY}; }
+  static proposer_box_options box() {
+    proposer_box_options options;
+    options.keeper = BLASTER_BINARY;
+    return options;
+  }
 };
 
 TEST_F(ProposerProcess, AnswersEachRequestWithOneLine) {

@@ -103,7 +103,7 @@ TEST(ProposerReply, LongFieldsAreCutNotRefused) {
 // JSON is UTF-8: a reply with another byte is refused with the byte named, and the reason
 // holds no byte that a JSON form of the step could not carry.
 TEST(ProposerReply, AByteThatIsNotUtf8IsNamedNotQuoted) {
-  for (const std::string line :
+  for (const std::string& line :
        {std::string("{\"source\": \"k\", \"hypothesis\": \"caf\xFF\"}"), std::string("\xFF"),
         std::string("{\"source\": \"\xC3\"}"), std::string("{\"source\": \"\xED\xA0\x80\"}")}) {
     const reply_problem p = problem_of(line);

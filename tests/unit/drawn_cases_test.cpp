@@ -120,7 +120,9 @@ TEST(DrawnCases, EveryAwkwardSizeIsDrawnForEverySymbol) {
         EXPECT_TRUE(values.contains(a.high)) << where << ": no most " << a.high;
         for (const std::int64_t units : {1, 31, 33}) {
           const std::int64_t v = units * a.step;
-          if (v >= a.low && v <= a.high) EXPECT_TRUE(values.contains(v)) << where << ": no " << v;
+          if (v >= a.low && v <= a.high) {
+            EXPECT_TRUE(values.contains(v)) << where << ": no " << v;
+          }
         }
         auto in_quarter = [&](std::int64_t p) {
           return std::any_of(values.begin(), values.end(),
@@ -133,7 +135,9 @@ TEST(DrawnCases, EveryAwkwardSizeIsDrawnForEverySymbol) {
         for (std::int64_t p = 64; 3 * (p / 4) <= a.high; p *= 2) {
           if ((3 * p / 4 + a.step - 1) / a.step <= std::min(p - 1, a.high) / a.step) top = p;
         }
-        if (top != 0) EXPECT_TRUE(in_quarter(top)) << where << ": nothing below " << top;
+        if (top != 0) {
+          EXPECT_TRUE(in_quarter(top)) << where << ": nothing below " << top;
+        }
       }
     }
   }
