@@ -16,7 +16,7 @@ struct run_table {
   std::string_view table;
   std::string_view where;
   // The columns whose values name CAS objects.
-  std::array<std::string_view, 3> cites;
+  std::array<std::string_view, 4> cites;
 };
 
 constexpr std::string_view of_compilations =
@@ -47,7 +47,7 @@ constexpr std::array run_tables{
     run_table{"measurements", of_compilations, {"samples_sha256"}},
     run_table{"verdicts", "run_id = ?1", {}},
     run_table{"artifacts", "run_id = ?1", {"sha256"}},
-    run_table{"optimize_steps", "run_id = ?1", {"source_sha256", "reply_sha256", "request_sha256"}},
+    run_table{"optimize_steps", "run_id = ?1", {"source_sha256", "reply_sha256", "request_sha256", "answer_sha256"}},
 };
 
 // The device's name: the fingerprint's, else the name in the run's device_json (version 1

@@ -342,6 +342,12 @@ ALTER TABLE optimize_steps ADD COLUMN roofline_pct REAL;
 ALTER TABLE optimize_steps ADD COLUMN sessions INTEGER;
 ALTER TABLE optimize_steps ADD COLUMN reward_sessions INTEGER;
 )sql"},
+    // The answer line blaster wrote back to a served request (serve, eval), as written: the
+    // other half of a served step's transcript.
+    migration{8, R"sql(
+ALTER TABLE optimize_steps ADD COLUMN answer_sha256 TEXT
+  CHECK(answer_sha256 IS NULL OR length(answer_sha256) = 64);
+)sql"},
 };
 
 }  // namespace

@@ -89,6 +89,7 @@ nlohmann::json to_json(const attempt& a) {
       {"reply_sha256", a.reply_sha256},
   };
   if (!a.request_sha256.empty()) j["request_sha256"] = a.request_sha256;
+  if (!a.answer_sha256.empty()) j["answer_sha256"] = a.answer_sha256;
   if (a.sessions > 0) j["sessions"] = a.sessions;
   if (a.reward_sessions > 0) j["reward_sessions"] = a.reward_sessions;
   if (!a.phase_ms.empty()) j["phase_ms"] = a.phase_ms;
@@ -135,6 +136,7 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.source_sha256 = j.value("source_sha256", std::string());
   a.reply_sha256 = j.value("reply_sha256", std::string());
   a.request_sha256 = j.value("request_sha256", std::string());
+  a.answer_sha256 = j.value("answer_sha256", std::string());
   return a;
 }
 

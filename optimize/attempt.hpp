@@ -58,6 +58,9 @@ struct attempt {
   // The request line blaster wrote to the proposer for this step, as written (without its
   // newline), in the CAS; empty for a serve or eval step, which answers a request instead.
   std::string request_sha256;
+  // The answer line blaster wrote back to a served request (serve, eval), as written, in the
+  // CAS; empty for an optimize step, whose feedback is in the next request.
+  std::string answer_sha256;
 };
 
 // The trajectory format's status for blaster's reason: ok, compileerror (the source never

@@ -83,6 +83,13 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
   return result_.steps.back();
 }
 
+void judging_session::keep_answer(const std::string& line) {
+  if (result_.steps.empty()) return;
+  attempt& a = result_.steps.back();
+  a.answer_sha256 = records_.cas().put(line);
+  memory_.record_answer(result_.run_id, a.step, a.answer_sha256);
+}
+
 void judging_session::set_final_exchange(const std::string& request,
                                          const std::optional<std::string>& reply) {
   result_.final_request_sha256 = records_.cas().put(request);

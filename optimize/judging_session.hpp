@@ -39,6 +39,9 @@ class judging_session {
   // eval). Returns the recorded step.
   const attempt& judge(const std::string& line, const parsed_reply& reply,
                        const std::string& request = {});
+  // The answer line written back for the last step judged (serve, eval), as written without
+  // its newline: kept in the CAS and cited by the step.
+  void keep_answer(const std::string& line);
   // A request that got no step (the proposer stopped, exited or went silent on it) and the stop
   // line it answered with, if any: kept in the CAS and named by the session's record, so that
   // its transcript ends where the conversation did.

@@ -19,7 +19,7 @@ constexpr std::string_view step_columns =
     "s.variant, s.params_json, s.time_us, s.baseline_us, s.speedup, s.speedup_low, "
     "s.speedup_high, s.reward, s.diagnosis, s.kept, s.at_s, s.elapsed_s, s.bench_run_id, "
     "s.source_sha256, s.reply_sha256, s.request_sha256, s.log, s.error_line, s.roofline_pct, "
-    "s.sessions, s.reward_sessions";
+    "s.sessions, s.reward_sessions, s.answer_sha256";
 
 std::optional<double> real_or_null(const statement& row, int column) {
   if (row.column_is_null(column)) return std::nullopt;
@@ -78,6 +78,7 @@ attempt read_step(const statement& row, int first) {
   a.sessions = row.column_is_null(first + 27) ? 0 : static_cast<int>(row.column_int64(first + 27));
   a.reward_sessions =
       row.column_is_null(first + 28) ? 0 : static_cast<int>(row.column_int64(first + 28));
+  a.answer_sha256 = row.column_text(first + 29);
   return a;
 }
 
@@ -134,6 +135,7 @@ attempt attempt_from_row(const nlohmann::json& row) {
   a.source_sha256 = text("source_sha256");
   a.reply_sha256 = text("reply_sha256");
   a.request_sha256 = text("request_sha256");
+  a.answer_sha256 = text("answer_sha256");
   a.log = text("log");
   if (const auto line = whole("error_line")) a.error_line = static_cast<int>(*line);
   a.roofline_pct = real("roofline_pct");
@@ -196,6 +198,17 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
     clear.bind(2, a.step);
     clear.step();
   }
+}
+
+void optimization_memory::record_answer(std::int64_t run_id, int step,
+                                        const std::string& answer_sha256) {
+  records_.require_object("optimize_steps.answer_sha256", answer_sha256);
+  statement s = records_.db().prepare(
+      "UPDATE optimize_steps SET answer_sha256 = ?1 WHERE run_id = ?2 AND step = ?3");
+  s.bind(1, answer_sha256);
+  s.bind(2, run_id);
+  s.bind(3, step);
+  s.step();
 }
 
 const std::filesystem::path& optimization_memory::home() const { return records_.home(); }

@@ -24,6 +24,9 @@ class optimization_memory {
   void record(std::int64_t run_id, const std::string& task, const std::string& case_name,
               const attempt& a);
 
+  // The answer written back for step `step` of run `run_id` (serve, eval), already in the CAS.
+  void record_answer(std::int64_t run_id, int step, const std::string& answer_sha256);
+
   // The steps of one run, in order.
   std::vector<attempt> steps_of(std::int64_t run_id) const;
 

@@ -21,7 +21,8 @@ class judging_session;
 // Judges one request (`line` as it came, `request` what parse_reply made of it; not a stop) as the
 // session's next step and answers it: the step's feedback (status, reason, evidence, timing,
 // speedup interval, reward, diagnosis) with the request's "id", the run, the step's CAS digests
-// and the judging run; for a step that found no GPU, why.
+// and the judging run; for a step that found no GPU, why. Its compact form (dump()) is kept in the
+// CAS as the step's answer: the caller writes exactly that.
 nlohmann::json answer_request(judging_session& session, const std::string& line,
                               const parsed_reply& request);
 

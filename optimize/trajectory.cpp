@@ -290,7 +290,12 @@ json render_trajectory(const session_records& records, const object_reader& obje
     // Best so far goes by reward, as the session keeps its best.
     const bool best_so_far = a.status == "ok" && (!best_reward || a.reward > *best_reward);
     if (best_so_far) best_reward = a.reward;
-    if (a.request_sha256.empty()) {
+    if (!a.answer_sha256.empty()) {
+      messages.push_back(exact_turn(
+          "user",
+          required_object(objects, a.answer_sha256, fmt::format("the answer of step {}", a.step)),
+          a.answer_sha256));
+    } else if (a.request_sha256.empty()) {
       messages.push_back({{"role", "user"},
                           {"content", fmt::format("[t+{}] {}", hms(a.at_s + a.elapsed_s),
                                                   result_line(a, best_so_far))}});
@@ -322,6 +327,7 @@ json render_trajectory(const session_records& records, const object_reader& obje
     t["source_sha256"] = a.source_sha256;
     t["reply_sha256"] = a.reply_sha256;
     t["request_sha256"] = a.request_sha256;
+    if (!a.answer_sha256.empty()) t["answer_sha256"] = a.answer_sha256;
     t["bench_run_id"] = a.bench_run_id;
     trace.push_back(std::move(t));
   }

@@ -108,6 +108,37 @@ TEST_F(ServeLoop, EachRequestIsAnsweredWithItsVerdictAndIdAndRecorded) {
   EXPECT_TRUE(verify_bundle(bundle, nullptr).ok());
 }
 
+// A served session exports as the lines that crossed: each client line and the answer written
+// back to it, byte for byte, each cited by its step; verify renders them again.
+TEST_F(ServeLoop, TheExportedMessagesAreTheLinesTheClientSentAndGot) {
+  std::ostringstream out;
+  std::int64_t run = 0;
+  const std::vector<std::string> sent = {with_id(candidate("FAST 2.0", "one pass"), 1),
+                                         "{ not json", with_id(candidate("WRONG", "skip"), 3)};
+  serve(sent[0] + "\n" + sent[1] + "\n" + sent[2] + "\n", out, &run);
+  std::vector<std::string> got;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 3U);
+
+  const json t = trajectory_of(records_, run);
+  const json& messages = t.at("messages");
+  // system, the task (nothing was sent before the first request), then each exchange.
+  ASSERT_EQ(messages.size(), 2U + 2U * 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(messages[2 + 2 * i].at("role"), "assistant");
+    EXPECT_EQ(messages[2 + 2 * i].at("content").get<std::string>(), sent[i]) << i;
+    EXPECT_EQ(messages[3 + 2 * i].at("role"), "user");
+    EXPECT_EQ(messages[3 + 2 * i].at("content").get<std::string>(), got[i]) << i;
+  }
+  EXPECT_EQ(messages[4].value("blaster_not_a_candidate", false), true);
+  const auto steps = optimization_memory(records_).steps_of(run);
+  ASSERT_EQ(steps.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(records_.cas().get(steps[i].answer_sha256), got[i]) << i;
+  }
+}
+
 TEST_F(ServeLoop, ARequestCutOffByTheEndOfInputIsDroppedUnjudged) {
   std::ostringstream out;
   const std::string whole = candidate("FAST 1.5", "first");

@@ -250,11 +250,13 @@ TEST_F(StoreRecords, CatalogKnowsEveryDigestColumn) {
   // An optimization step, as optimize/optimization_memory.cpp writes it.
   statement step = s_.db().prepare(
       "INSERT INTO optimize_steps(run_id, step, task, status, at_s, elapsed_s, source_sha256, "
-      "reply_sha256, request_sha256) VALUES(?1, 1, 'rmsnorm', 'ok', 0, 0, ?2, ?3, ?4)");
+      "reply_sha256, request_sha256, answer_sha256) VALUES(?1, 1, 'rmsnorm', 'ok', 0, 0, ?2, ?3, "
+      "?4, ?5)");
   step.bind(1, run.run_id);
   step.bind(2, s_.cas().put("/* blaster {} */"));
   step.bind(3, s_.cas().put("{\"source\": \"/* blaster {} */\"}"));
   step.bind(4, s_.cas().put("{\"protocol\": \"blaster-optimize/1\", \"step\": 1}"));
+  step.bind(5, s_.cas().put("{\"id\": null, \"step\": 1, \"status\": \"ok\"}"));
   step.step();
 
   std::set<std::string> schema_columns;
