@@ -215,6 +215,18 @@ TEST_F(OptimizeCli, EvalJudgesOneFileAsAServedRequest) {
   EXPECT_EQ(answer.at("step"), 1);
   const auto exported = run("trajectories export --run latest --out " + (dir_ / "t").string());
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(run("verify " + (dir_ / "t").string()).exit_code, 0);
+
+  // The session's reward protocol is the flag's, recorded with the session.
+  const auto five = run("eval --task rmsnorm --candidate " + (dir_ / "broken.cu").string() +
+                        " --no-profile --reward-sessions 5 --json");
+  EXPECT_EQ(five.exit_code, 0) << five.err;
+  const auto out = dir_ / "t5";
+  ASSERT_EQ(run("trajectories export --run latest --out " + out.string()).exit_code, 0);
+  const json row = json::parse(read_file(out / "trajectories.jsonl"));
+  const json session = json::parse(read_file(
+      out / "sessions" / std::to_string(row.at("blaster_run_id").get<int>()) / "session.json"));
+  EXPECT_EQ(session.at("reward_sessions"), 5);
 
   const auto missing = run("eval --task rmsnorm --candidate " + (dir_ / "nope.cu").string());
   EXPECT_EQ(missing.exit_code, 2);
@@ -239,6 +251,10 @@ TEST_F(OptimizeCli, BadInputIsRefusedBeforeAnythingStarts) {
   const auto blank = run("optimize --task rmsnorm --proposer '  '");
   EXPECT_EQ(blank.exit_code, 2) << blank.err;
   EXPECT_NE(blank.err.find("--proposer is empty"), std::string::npos) << blank.err;
+  // The reward needs an interval, which one session cannot give.
+  const auto one = run("optimize --task rmsnorm --proposer cat --reward-sessions 1");
+  EXPECT_EQ(one.exit_code, 2) << one.err;
+  EXPECT_NE(one.err.find("--reward-sessions"), std::string::npos) << one.err;
   const auto own = run("optimize --task rmsnorm --proposer cat --proposer-env BLASTER_HOME");
   EXPECT_EQ(own.exit_code, 2) << own.err;
   EXPECT_NE(own.err.find("blaster's own variables never reach the proposer"), std::string::npos)
