@@ -347,13 +347,17 @@ command_fn add_trajectories_command(CLI::App& app, const global_options& global)
   CLI::App* exp = cmd->add_subcommand(
       "export",
       "Write optimize runs as trajectories.jsonl (one session per line) inside an evidence "
-      "bundle that `blaster verify` checks: each step's source, reply and judging run.");
+      "bundle that `blaster verify` checks and recomputes: each step's request, reply, source "
+      "and judging run.");
   exp->footer(
       "The fields are those of the trajectory format (op, impl, gpu, arch, dtype, shape, "
       "signature, desc, baseline_ms, best, attempts, elapsed_s, elapsed_hms, num_steps, "
       "messages, trace); step statuses map blaster's reasons to ok, compileerror (compile, plan "
       "or reply errors) and wrongresult (every gate rejection), with the finer reason, the "
-      "speedup interval, the reward and the CAS digests beside them.\n\n"
+      "speedup interval, the reward and the CAS digests beside them. messages are the request "
+      "and reply lines exactly as they were written and read (a serve or eval step: the "
+      "client's line and the answer), after one system turn; an assistant turn that was no "
+      "candidate carries blaster_not_a_candidate (optimize/PROTOCOL.md).\n\n"
       "Example:\n  blaster trajectories export --run latest --out session-12");
   exp->add_option("--run", f->runs, "an optimize run id, or 'latest' (repeatable)")->required();
   exp->add_option("--out", f->out, "the bundle folder to create")->required();
