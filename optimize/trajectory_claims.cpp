@@ -174,10 +174,10 @@ void trajectory_checker::check_steps(std::int64_t run, const std::string& where,
                                      const json& session, const std::vector<attempt>& steps) {
   // The session's reward protocol; a session recorded before it had one rewarded the interval's
   // low end over every session.
-  const std::optional<int> protocol =
-      session.contains("reward_sessions") && session["reward_sessions"].is_number_integer()
-          ? std::optional<int>(session["reward_sessions"].get<int>())
-          : std::nullopt;
+  const bool has_protocol =
+      session.contains("reward_sessions") && session["reward_sessions"].is_number_integer();
+  const int protocol =
+      has_protocol ? session["reward_sessions"].get<int>() : default_reward_sessions;
   const json recorded_steps = session.value("steps", json::array());
   std::optional<double> best_reward;
   std::optional<int> kept;
@@ -250,8 +250,8 @@ void trajectory_checker::check_steps(std::int64_t run, const std::string& where,
       }
       from = results;
       differs("bench_run_id", a.bench_run_id, report->run_id, from);
-      fill_outcome(*report, expected, p.source, protocol.value_or(default_reward_sessions));
-      if (!protocol) {
+      fill_outcome(*report, expected, p.source, protocol);
+      if (!has_protocol) {
         expected.reward = expected.speedup_low.value_or(0.0);
         expected.reward_sessions = a.reward_sessions;
       }
