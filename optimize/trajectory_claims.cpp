@@ -331,7 +331,18 @@ void trajectory_checker::check_row(std::size_t line_number, const std::string& l
                       run, s.session_sha256));
   }
   for (const json& row : records->value("optimize_steps", json::array())) {
-    if (row.is_object()) s.steps.push_back(attempt_from_row(row));
+    if (!row.is_object()) continue;
+    // Rows of a store before version 7 have no request digest column at all (a row of a step
+    // with no request holds null): their transcript and reward protocol were never kept.
+    if (!row.contains("request_sha256")) {
+      claim(folder + "/run.json",
+            fmt::format("session {} was recorded by a blaster that kept neither its requests nor "
+                        "its reward protocol, so its trajectory cannot be recomputed; export it "
+                        "again from its home with this blaster",
+                        run));
+      return;
+    }
+    s.steps.push_back(attempt_from_row(row));
   }
   std::sort(s.steps.begin(), s.steps.end(),
             [](const attempt& x, const attempt& y) { return x.step < y.step; });

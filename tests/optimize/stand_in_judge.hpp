@@ -103,12 +103,19 @@ class stand_in_judge final : public step_evaluator {
     report.bootstrap_seed = 1000;  // one per run, as bench draws it; here the same for each
     // Sessions drift, as real ones do: the more of them, the narrower the interval.
     const auto drift = [](int i) { return 1.0 + 0.03 * std::sin(1.7 * i + 0.4); };
-    variant_result baseline{.candidate = "init", .label = "init", .file = "init.cu",
-                            .baseline = true, .status = "passed"};
+    variant_result baseline;
+    baseline.candidate = baseline.label = "init";
+    baseline.file = "init.cu";
+    baseline.baseline = true;
+    baseline.status = "passed";
     for (int i = 0; i < report.sessions; ++i) baseline.session_medians_us.push_back(100.0 * drift(i));
     baseline.time_us = median(baseline.session_medians_us);
-    variant_result c{.candidate = "step", .label = "k[VEC=4]", .file = source_file.string(),
-                     .params = {{"VEC", "4"}}, .status = "passed"};
+    variant_result c;
+    c.candidate = "step";
+    c.label = "k[VEC=4]";
+    c.file = source_file.string();
+    c.params = {{"VEC", "4"}};
+    c.status = "passed";
     if (!report.gpu) {
       c.status = "compiled";
       baseline.session_medians_us.clear();

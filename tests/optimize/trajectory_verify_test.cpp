@@ -201,6 +201,20 @@ TEST_F(TrajectoryVerify, ForgedStepRowsFailAgainstTheirJudgingRun) {
   EXPECT_NE(said.find("step 3: reward is 5.0, runs/"), std::string::npos) << said;
 }
 
+// An export whose rows predate the transcripts says so, rather than listing every difference.
+TEST_F(TrajectoryVerify, AnExportOfRowsWithoutTranscriptsSaysWhyItCannotBeRecomputed) {
+  const auto r = run_optimize(session(session_replies(), 10), records_, judge_);
+  const auto bundle = exported(r);
+  const auto rows_file = "sessions/" + std::to_string(r.run_id) + "/run.json";
+  json rows = json::parse(read_file(bundle / rows_file));
+  for (json& row : rows.at("optimize_steps")) row.erase("request_sha256");
+  forge(bundle, rows_file, rows.dump(1) + "\n");
+  const auto v = verified(bundle);
+  EXPECT_FALSE(v.ok());
+  EXPECT_NE(problems(v).find("cannot be recomputed; export it again"), std::string::npos)
+      << problems(v);
+}
+
 TEST_F(TrajectoryVerify, TheRewardIsTheProtocolsWhateverSessionsAReplyAsksFor) {
   const auto asking = [](const std::string& says, int sessions) {
     json reply = json::parse(candidate(says, "same kernel"));
