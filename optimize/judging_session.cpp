@@ -4,6 +4,7 @@
 
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
+#include "evidence/store_records.hpp"
 #include "optimize/untrusted_text.hpp"
 
 namespace blaster {
@@ -94,6 +95,18 @@ void judging_session::set_final_exchange(const std::string& request,
                                          const std::optional<std::string>& reply) {
   result_.final_request_sha256 = records_.cas().put(request);
   result_.final_reply_sha256 = reply ? records_.cas().put(*reply) : std::string();
+  // Cited by rows of the run, so that an export, a merge and verify carry them as they carry
+  // the steps' requests and replies.
+  records_.record_artifact(result_.run_id, {.kind = "transcript",
+                                            .name = "final_request.jsonl",
+                                            .sha256 = result_.final_request_sha256,
+                                            .media_type = "application/json"});
+  if (reply) {
+    records_.record_artifact(result_.run_id, {.kind = "transcript",
+                                              .name = "final_reply.jsonl",
+                                              .sha256 = result_.final_reply_sha256,
+                                              .media_type = "application/json"});
+  }
 }
 
 request_state judging_session::state_for(int step, int history, int memory_entries) const {

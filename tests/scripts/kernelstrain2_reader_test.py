@@ -59,11 +59,11 @@ class Kernelstrain2Reader(unittest.TestCase):
 
         out = os.path.join(self.dir.name, "t")
         runs = json.loads(self.blaster("runs", "--json").stdout)
-        sessions = sorted(r["id"] for r in runs if r["command"].split()[1] in
-                          ("optimize", "serve", "eval"))
-        self.assertEqual(len(sessions), 3, runs)
+        session_ids = sorted(r["id"] for r in runs if r["command"].split()[1] in
+                             ("optimize", "serve", "eval"))
+        self.assertEqual(len(session_ids), 3, runs)
         done = self.blaster("trajectories", "export",
-                            *[a for i in sessions for a in ("--run", str(i))], "--out", out)
+                            *[a for i in session_ids for a in ("--run", str(i))], "--out", out)
         self.assertEqual(done.returncode, 0, done.stderr)
         sessions = reader.read(os.path.join(out, "trajectories.jsonl"))
         self.assertEqual(len(sessions), 3)
@@ -71,6 +71,20 @@ class Kernelstrain2Reader(unittest.TestCase):
         self.assertEqual([t["status"] for t in trace], ["compileerror", "compileerror"])
         self.assertEqual(messages[-1]["content"], json.dumps({"stop": True, "why": "done"}))
         self.assertEqual(self.blaster("verify", out).returncode, 0)
+
+        # Merged into another home, the sessions export again whole, the stop line included.
+        other = os.path.join(self.dir.name, "other")
+        merged = subprocess.run([BLASTER, "--home", other, "merge", out], cwd=ROOT,
+                                capture_output=True, text=True)
+        self.assertEqual(merged.returncode, 0, merged.stderr)
+        again = os.path.join(self.dir.name, "again")
+        done = subprocess.run([BLASTER, "--home", other, "trajectories", "export",
+                               *[a for i in session_ids for a in ("--run", str(i))], "--out",
+                               again],
+                              cwd=ROOT, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(reader.read(os.path.join(again, "trajectories.jsonl"))[0][0][-1],
+                         messages[-1])
 
     def test_a_row_that_breaks_the_format_is_refused(self):
         row = {"op": "x", "impl": "cuda", "gpu": "H200", "arch": "sm90a", "dtype": "fp16",
