@@ -14,6 +14,10 @@
 #   scripts/gpu_check.sh ncu              `blaster profile --ncu` of rmsnorm_vec_regs,
 #                                         layernorm_resident and matmul_smallk_mma: every counter
 #                                         beside Nsight Compute's, and the farthest apart
+#   scripts/gpu_check.sh stalls           `blaster profile` of rmsnorm_vec_regs and layernorm_resident
+#                                         in five fresh processes beside one `--ncu` run: CUPTI's
+#                                         range of each counter over the processes, ncu's value
+#                                         beside it (scripts/counter_spread.py)
 #   scripts/gpu_check.sh gaps [NAME...]   `blaster bench --confirm --profile` of the core10 cases
 #                                         furthest from their goals, each with its diagnosis lines
 #                                         (matmul, matmul-large, layernorm, softmax-large,
@@ -162,6 +166,24 @@ EOF
         >"$out/ncu-$task.txt" 2>&1 || true
       echo "== $task_candidate"
       grep -E "diagnosis|counters beside|apart" "$out/ncu-$task.txt" || tail -3 "$out/ncu-$task.txt"
+    done
+    ;;
+  stalls)
+    # ncu runs the worker once per pass, each a fresh process; CUPTI counts its five runs in one.
+    # A counter that moves across fresh processes as far as ncu lies from CUPTI is placement,
+    # not a disagreement.
+    for task_candidate in rmsnorm/rmsnorm_vec_regs layernorm/layernorm_resident; do
+      task=${task_candidate%%/*}
+      runs=()
+      for i in 1 2 3 4 5; do
+        build/blaster --json profile --task "$task" --candidate "kernels/$task_candidate.cu" \
+          >"$out/stalls-$task-$i.json" 2>"$out/stalls-$task-$i.log" || true
+        runs+=("$out/stalls-$task-$i.json")
+      done
+      build/blaster --json profile --task "$task" --candidate "kernels/$task_candidate.cu" --ncu \
+        >"$out/stalls-$task-ncu.json" 2>"$out/stalls-$task-ncu.log" || true
+      echo "== $task_candidate"
+      python3 scripts/counter_spread.py "${runs[@]}" --ncu "$out/stalls-$task-ncu.json" || true
     done
     ;;
   gaps)
