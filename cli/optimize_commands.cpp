@@ -1,5 +1,6 @@
 // blaster optimize, blaster proposer, blaster memory, blaster trajectories export: the
 // optimization loop, its built-in proposer, what it remembers, and its sessions as trajectories.
+#include <array>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "optimize/optimization_memory.hpp"
 #include "optimize/optimize_loop.hpp"
 #include "optimize/params_search.hpp"
+#include "optimize/session_resume.hpp"
 #include "optimize/trajectory.hpp"
 #include "optimize/untrusted_text.hpp"
 
@@ -29,21 +31,27 @@ result_table memory_table(const std::vector<optimization_memory::entry>& entries
   t.columns = {{.metric = {.tag = "run_id", .name = "run", .format = "{:.0f}"}, .width = 4},
                {.metric = {.tag = "step", .name = "step", .format = "{:.0f}"}, .width = 4},
                {.metric = {.tag = "task", .name = "task"}, .left = true},
+               {.metric = {.tag = "gpu", .name = "gpu"}, .left = true},
                {.metric = {.tag = "status", .name = "status"}, .left = true},
                {.metric = {.tag = "reason", .name = "reason"}, .left = true},
                {.metric = {.tag = "speedup", .name = "speedup [95%]"}, .left = true},
                {.metric = {.tag = "reward", .name = "reward", .format = "{:.3f}"}},
+               {.metric = {.tag = "improved_bound", .name = "improved"}, .left = true},
+               {.metric = {.tag = "bound", .name = "bound"}, .left = true},
                {.metric = {.tag = "tags", .name = "tags"}, .left = true},
                {.metric = {.tag = "hypothesis", .name = "hypothesis"}, .left = true}};
   t.summary_after = t.columns.size();
+  const auto or_dash = [](const std::string& text) {
+    return text.empty() ? std::string("-") : printable_text(text);
+  };
   // What a proposer wrote is shown, never obeyed: its escapes are printed as text.
   for (const auto& e : entries) {
     const attempt& a = e.step;
     t.rows.push_back(
         {.cells = {static_cast<double>(e.run_id), static_cast<double>(a.step),
-                   printable_text(e.task), printable_text(a.status),
-                   a.reason.empty() ? std::string("-") : printable_text(a.reason),
-                   interval_text(a), a.reward,
+                   printable_text(e.task), or_dash(a.gpu), printable_text(a.status),
+                   or_dash(a.reason), interval_text(a), a.reward, or_dash(a.improved_bound),
+                   or_dash(a.bound),
                    a.tags.empty() ? std::string("-")
                                   : printable_text(fmt::format("{}", fmt::join(a.tags, ","))),
                    a.hypothesis.empty() ? std::string("-") : printable_text(a.hypothesis)}});
@@ -108,20 +116,98 @@ void report_box(const nlohmann::json& box) {
   }
 }
 
+struct optimize_flags {
+  judge_flags judge;
+  std::string proposer;
+  std::optional<int> steps;
+  std::optional<double> minutes;
+  int history = 8;
+  double reply_timeout_s = 300.0;
+  std::vector<std::filesystem::path> candidates;
+  std::vector<std::string> proposer_env;
+  std::optional<std::string> resume;
+};
+
+// The flags that make a session what it is; --resume takes them from the session's record and
+// refuses them beside it.
+constexpr std::array session_flags = {
+    "--case",      "--sessions",     "--reward-sessions", "--no-profile", "--seed",
+    "--gpus",      "--proposer",     "--candidate",       "--proposer-env", "--steps",
+    "--minutes",   "--history",      "--reply-timeout"};
+
+// The session's settings as its run keeps them (optimize_options::settings): the flags as
+// given, candidate files by their absolute paths.
+nlohmann::json settings_of(const optimize_flags& f) {
+  const judge_flags& j = f.judge;
+  std::vector<std::string> candidates;
+  for (const auto& c : f.candidates) candidates.push_back(std::filesystem::absolute(c).string());
+  return {{"task", j.task},
+          {"case", j.case_name},
+          {"sessions", j.sessions},
+          {"reward_sessions", j.reward_sessions},
+          {"no_profile", j.no_profile},
+          {"seed", j.seed ? nlohmann::json(*j.seed) : nullptr},
+          {"gpus", j.gpus},
+          {"proposer", f.proposer},
+          {"candidates", candidates},
+          {"proposer_env", f.proposer_env},
+          {"steps", f.steps ? nlohmann::json(*f.steps) : nullptr},
+          {"minutes", f.minutes ? nlohmann::json(*f.minutes) : nullptr},
+          {"history", f.history},
+          {"reply_timeout_s", f.reply_timeout_s}};
+}
+
+// The flags a session recorded, for its resume.
+void apply_settings(const nlohmann::json& s, optimize_flags& f) {
+  judge_flags& j = f.judge;
+  j.task = s.at("task").get<std::string>();
+  j.case_name = s.at("case").get<std::string>();
+  j.sessions = s.at("sessions").get<int>();
+  j.reward_sessions = s.at("reward_sessions").get<int>();
+  j.no_profile = s.at("no_profile").get<bool>();
+  if (!s.at("seed").is_null()) j.seed = s.at("seed").get<std::uint64_t>();
+  j.gpus = s.at("gpus").get<std::string>();
+  f.proposer = s.at("proposer").get<std::string>();
+  f.candidates.clear();
+  for (const auto& c : s.at("candidates")) f.candidates.emplace_back(c.get<std::string>());
+  f.proposer_env = s.at("proposer_env").get<std::vector<std::string>>();
+  if (!s.at("steps").is_null()) f.steps = s.at("steps").get<int>();
+  if (!s.at("minutes").is_null()) f.minutes = s.at("minutes").get<double>();
+  f.history = s.at("history").get<int>();
+  f.reply_timeout_s = s.at("reply_timeout_s").get<double>();
+}
+
+// The session --resume names, with its settings in `f`; refused where it cannot be resumed, where
+// it optimizes another task than --task, or where a flag would change its settings.
+resumable_session resumed_session(store& records, const CLI::App& cmd, optimize_flags& f) {
+  resumable_session r = find_resumable_session(records, *f.resume);
+  if (!f.judge.task.empty() && f.judge.task != r.task) {
+    BLASTER_INPUT_ERROR(
+        "run {} optimizes {}, not {}: --resume continues a session of its own task; drop "
+        "--task, or resume a session of {} (`blaster runs` lists them)",
+        r.run_id, r.task, f.judge.task, f.judge.task);
+  }
+  for (const char* flag : session_flags) {
+    if (cmd.count(flag) > 0) {
+      BLASTER_INPUT_ERROR(
+          "{} with --resume: run {} goes on with the settings it was started with; drop {}, or "
+          "start a new session with it",
+          flag, r.run_id, flag);
+    }
+  }
+  try {
+    apply_settings(r.settings, f);
+  } catch (const nlohmann::json::exception& e) {
+    BLASTER_INPUT_ERROR("run {}'s recorded settings cannot be read ({}); start a new session",
+                        r.run_id, e.what());
+  }
+  return r;
+}
+
 }  // namespace
 
 command_fn add_optimize_command(CLI::App& app, const global_options& global) {
-  struct flags {
-    judge_flags judge;
-    std::string proposer;
-    std::optional<int> steps;
-    std::optional<double> minutes;
-    int history = 8;
-    double reply_timeout_s = 300.0;
-    std::vector<std::filesystem::path> candidates;
-    std::vector<std::string> proposer_env;
-  };
-  auto f = std::make_shared<flags>();
+  auto f = std::make_shared<optimize_flags>();
   CLI::App* cmd = app.add_subcommand(
       "optimize",
       "Run an optimization loop: a proposer (any program) proposes kernels, blaster judges each "
@@ -147,6 +233,18 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "configuration asking for one session (timed in --reward-sessions at least), then the "
       "faster half with twice the sessions, until one is left and confirmed with --sessions; "
       "without --steps it runs until it stops.\n\n"
+      "Before the first request blaster times the baseline alone (a bench run of its own, named "
+      "in the session's record as its baseline, and no step) and measures the device's "
+      "ceilings: the first request carries the device (name, model, SMs, memory, the measured "
+      "DRAM, L2 and matrix ceilings and launch floors) and the baseline's time. Without a GPU "
+      "both are null, and the first candidate that compiles ends the session (exit 3).\n\n"
+      "--resume RUN continues a session that was interrupted (blaster killed, the machine "
+      "failed, or the proposer exited, hung or flooded) from its last recorded step: the same "
+      "run, task and settings (it takes no flag that would change them; --task, if given, must "
+      "be its task), with a new proposer whose first request carries the steps so far. New "
+      "steps append to the run, and its trajectory exports as one session. A session that "
+      "ended by its steps, its minutes or the proposer's stop, a run that is not an optimize "
+      "session, and one still running are refused (exit 2).\n\n"
       "Each step is judged like `blaster bench --candidate STEP.cu --sessions N`: compiled, "
       "gated on every case, timed against the baseline in the same run, with the counters' "
       "diagnosis. Its reward is the lower bound of the speedup's 95% interval (0 when rejected, and with one timing session, which gives no interval). "
@@ -155,14 +253,21 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       "Examples:\n"
       "  blaster optimize --task rmsnorm --proposer 'python3 my_agent.py' --steps 20\n"
       "  blaster optimize --task softmax --proposer params --sessions 5\n"
+      "  blaster optimize --resume latest\n"
       "  blaster trajectories export --run latest --out session-12\n\n"
       "Exit status: 0 the session ended by its steps, minutes or the proposer's stop; 1 the "
       "proposer hung, flooded or died, or the machine failed; 2 bad input; 3 no GPU to judge a "
       "candidate that compiled (what came before is recorded).");
   add_judge_flags(*cmd, f->judge, "step");
+  // With --resume the session's record names its task and proposer.
+  cmd->get_option("--task")->required(false);
   cmd->add_option("--proposer", f->proposer,
-                  "the proposer's command, run with sh -c; `params` for the built-in search")
-      ->required();
+                  "the proposer's command, run with sh -c; `params` for the built-in search");
+  cmd->add_option("--resume", f->resume,
+                  "continue this optimize session (a run id, or 'latest') from its last recorded "
+                  "step, with the settings it was started with and a new proposer: for a session "
+                  "that blaster's end, a failure or its proposer's end interrupted")
+      ->type_name("RUN");
   cmd->add_option("--candidate", f->candidates,
                   "with --proposer params: a candidate file or folder whose params are searched "
                   "(repeatable; default kernels/<task>/)");
@@ -182,10 +287,19 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       ->check(finite_range(0.1, 86400.0))
       ->capture_default_str();
 
-  return [f, &global]() {
+  return [f, cmd, &global]() {
     require_format(global, {"table", "json"}, "optimize");
     optimize_options o;
     const auto root = resolve_root(global);
+    std::unique_ptr<store> records;
+    if (f->resume) {
+      records = require_store(global);
+      o.resume = resumed_session(*records, *cmd, *f);
+    } else if (cmd->count("--task") == 0 || cmd->count("--proposer") == 0) {
+      BLASTER_INPUT_ERROR("{} is required: optimize --task T --proposer CMD starts a session, "
+                          "optimize --resume RUN continues one",
+                          cmd->count("--task") == 0 ? "--task" : "--proposer");
+    }
     const judge_flags& j = f->judge;
     o.task = brief_of(root, j.task, j.case_name);
     if (f->proposer.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -223,15 +337,16 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     if (f->steps) o.command += fmt::format(" --steps {}", *f->steps);
     if (f->minutes) o.command += fmt::format(" --minutes {:g}", *f->minutes);
     o.command += judge_flags_text(j);
+    o.settings = settings_of(*f);
 
-    store records(resolve_home(global.home));
+    if (!records) records = std::make_unique<store>(resolve_home(global.home));
     const bench_options b = judge_options(root, o.task, j, o.command);
-    o.scratch = records.home() / "optimize";
-    bench_evaluator evaluator(b, records, j.reward_sessions);
+    o.scratch = records->home() / "optimize";
+    bench_evaluator evaluator(b, *records, j.reward_sessions);
     const auto progress = [&](const attempt& a) {
       if (!global.quiet) std::cerr << "blaster: " << step_line(a) << '\n';
     };
-    const optimize_result r = run_optimize(o, records, evaluator, progress);
+    const optimize_result r = run_optimize(o, *records, evaluator, progress);
     report_box(r.box);
     // How it ended decides the exit, and with --json the error object bench prints too.
     int code = static_cast<int>(exit_ok);
@@ -251,8 +366,9 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
       }
       std::cout << j.dump(2) << '\n';
     } else {
-      fmt::print("optimize {} ({}, {}): run {}, {} steps in {:.1f} s; ended: {}\n", o.task.name,
-                 o.task.timed_case, o.task.shape, r.run_id, r.steps.size(), r.elapsed_s, r.why);
+      fmt::print("optimize {} ({}, {}): run {}, {} steps in {:.1f} s{}; ended: {}\n", o.task.name,
+                 o.task.timed_case, o.task.shape, r.run_id, r.steps.size(), r.elapsed_s,
+                 o.resume ? " (resumed)" : "", r.why);
       for (const attempt& a : r.steps) fmt::print("{}\n{}", step_line(a), log_lines(a));
       if (r.best) fmt::print("best: step {}\n", *r.best);
     }
@@ -304,9 +420,14 @@ command_fn add_memory_command(CLI::App& app, const global_options& global) {
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
       "memory",
-      "List what optimization sessions tried, across runs and tasks: each step's hypothesis, "
-      "tags, outcome and speedup interval, the most rewarding first.");
+      "List what optimization sessions tried, across runs and tasks: each step's GPU, "
+      "hypothesis, tags, outcome and speedup interval, the bound of the kernel it set out to "
+      "improve (improved) and its own (bound), the most rewarding first.");
   cmd->footer(
+      "A bound is bandwidth-, compute-, latency- or launch-bound from the step's counters, or "
+      "from its roofline where it has none (launch-, bandwidth- or compute-bound, else "
+      "unknown). An optimize request's memory shows the steps of its own GPU first, those that improved a "
+      "kernel of its best's bound before the rest; every entry names its gpu.\n\n"
       "Examples:\n  blaster memory --task rmsnorm\n  blaster memory --tag vectorize --json");
   cmd->add_option("--task", f->task, "only this task's steps");
   cmd->add_option("--tag", f->tag, "only steps the proposer tagged so");

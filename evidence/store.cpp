@@ -253,4 +253,14 @@ void store::finish_run(std::int64_t run_id, std::string_view status,
   if (db_.changes() != 1) BLASTER_THROW("finish_run: no run with id {}", run_id);
 }
 
+void store::reopen_run(std::int64_t run_id) {
+  statement update = db_.prepare(
+      "UPDATE runs SET status = 'running', finished_at = NULL, report_sha256 = NULL, owner = ?1 "
+      "WHERE id = ?2");
+  update.bind(1, this_process());
+  update.bind(2, run_id);
+  update.step();
+  if (db_.changes() != 1) BLASTER_THROW("reopen_run: no run with id {}", run_id);
+}
+
 }  // namespace blaster

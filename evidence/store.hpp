@@ -57,6 +57,9 @@ class store {
   // Sets the final status and the finish time; an empty report_sha256 is NULL, any other must
   // name an object already in the CAS.
   void finish_run(std::int64_t run_id, std::string_view status, std::string_view report_sha256);
+  // Takes a run that ended (or was interrupted) up again: 'running', owned by this process, with
+  // no finish time nor report until finish_run; its rows stay. What `optimize --resume` does.
+  void reopen_run(std::int64_t run_id);
 
   // --- The fuller record (schema version 2): each call is one transaction; record_* return the
   // id of their row. Unknown ids (runs, compilations, measurements) throw blaster::error.

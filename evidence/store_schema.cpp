@@ -348,6 +348,27 @@ ALTER TABLE optimize_steps ADD COLUMN reward_sessions INTEGER;
 ALTER TABLE optimize_steps ADD COLUMN answer_sha256 TEXT
   CHECK(answer_sha256 IS NULL OR length(answer_sha256) = 64);
 )sql"},
+    // The memory's keys: the short model of the GPU the step ran on, what bounded its kernel,
+    // and the bound of the kernel it set out to improve. Steps recorded before have the model of
+    // the GPU their judging run names and the bound their diagnosis begins with; the bound they
+    // improved was never recorded and stays unknown (NULL). The memory reads a device's name as
+    // its model ("NVIDIA H100 80GB HBM3" as "H100").
+    migration{9, R"sql(
+ALTER TABLE optimize_steps ADD COLUMN gpu TEXT;
+ALTER TABLE optimize_steps ADD COLUMN bound TEXT;
+ALTER TABLE optimize_steps ADD COLUMN improved_bound TEXT;
+UPDATE optimize_steps SET gpu = (
+  SELECT json_extract(r.device_json, '$.name') FROM runs r
+  WHERE r.id = optimize_steps.bench_run_id AND json_valid(r.device_json))
+WHERE bench_run_id IS NOT NULL;
+UPDATE optimize_steps SET bound = CASE
+  WHEN diagnosis LIKE 'bandwidth-bound%' THEN 'bandwidth-bound'
+  WHEN diagnosis LIKE 'compute-bound%' THEN 'compute-bound'
+  WHEN diagnosis LIKE 'latency-bound%' THEN 'latency-bound'
+  WHEN diagnosis LIKE 'launch-bound%' THEN 'launch-bound'
+  WHEN status = 'ok' THEN 'unknown' END;
+CREATE INDEX optimize_steps_gpu ON optimize_steps(task, gpu);
+)sql"},
 };
 
 }  // namespace

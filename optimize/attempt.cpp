@@ -81,6 +81,9 @@ nlohmann::json to_json(const attempt& a) {
       {"params", a.params},
       {"reward", a.reward},
       {"diagnosis", a.diagnosis},
+      {"bound", a.bound},
+      {"improved_bound", a.improved_bound},
+      {"gpu", a.gpu},
       {"kept", a.kept},
       {"at_s", a.at_s},
       {"elapsed_s", a.elapsed_s},
@@ -128,6 +131,9 @@ attempt attempt_from_json(const nlohmann::json& j) {
   a.roofline_pct = get_optional<double>(j, "roofline_pct");
   a.reward = j.value("reward", 0.0);
   a.diagnosis = j.value("diagnosis", std::string());
+  a.bound = j.value("bound", std::string());
+  a.improved_bound = j.value("improved_bound", std::string());
+  a.gpu = j.value("gpu", std::string());
   a.kept = j.value("kept", false);
   a.at_s = j.value("at_s", 0.0);
   a.elapsed_s = j.value("elapsed_s", 0.0);

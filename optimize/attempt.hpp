@@ -47,6 +47,15 @@ struct attempt {
   // the gate rejected, so that noise cannot lift it.
   double reward = 0.0;
   std::string diagnosis;  // the counters' one line, where they were collected
+  // What bounds the step's kernel: the counters' bound ("bandwidth-bound", ...) where they were
+  // collected, else what the roofline says of its time, else unknown_bound; empty for a step
+  // never timed.
+  std::string bound;
+  // The bound of the kernel the step set out to improve: the session's best when it was asked,
+  // else the baseline. With the GPU, it keys the memory: what worked on this card for kernels
+  // in the same state.
+  std::string improved_bound;
+  std::string gpu;  // the short model of the session's GPU ("H200"); empty: none was found
 
   bool kept = false;      // it became the session's best
   double at_s = 0.0;      // [seconds] since the session started, when the reply came
@@ -62,6 +71,9 @@ struct attempt {
   // CAS; empty for an optimize step, whose feedback is in the next request.
   std::string answer_sha256;
 };
+
+// A step's bound where neither its counters nor the roofline tell what bounds it.
+inline constexpr std::string_view unknown_bound = "unknown";
 
 // The trajectory format's status for blaster's reason: ok, compileerror (the source never
 // became a kernel: compile, plan or reply errors) or wrongresult (it ran and was rejected).

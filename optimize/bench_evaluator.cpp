@@ -6,7 +6,9 @@
 
 #include "benchmarking/worker/gate_protocol.hpp"
 #include "core/file_io.hpp"
+#include "optimize/device_brief.hpp"
 #include "optimize/untrusted_text.hpp"
+#include "profiling/diagnosis.hpp"
 
 namespace blaster {
 namespace {
@@ -17,10 +19,26 @@ constexpr int min_interval_sessions = 2;
 
 }  // namespace
 
+std::string step_bound(const variant_result& r) {
+  if (!r.time_us) return "";
+  if (r.profile && r.profile->diagnosis) return std::string(to_string(r.profile->diagnosis->bound));
+  // Without counters the roofline still tells the two bounds it can see; latency (too few warps,
+  // dependent accesses) looks like nothing in it, so the rest is unknown, not latency-bound.
+  if (r.launch_bound) return std::string(to_string(bound_by::launch));
+  if (r.time_over_floor && *r.time_over_floor > 0 && 100.0 / *r.time_over_floor >= busy_unit_pct) {
+    return std::string(to_string(bound_by::bandwidth));
+  }
+  if (r.matrix_rate_pct && *r.matrix_rate_pct >= busy_unit_pct) {
+    return std::string(to_string(bound_by::compute));
+  }
+  return std::string(unknown_bound);
+}
+
 void fill_outcome(const bench_report& report, attempt& a, std::string_view source,
                   int reward_sessions) {
   a.bench_run_id = report.run_id;
   a.phase_ms = report.phase_ms;
+  if (report.device) a.gpu = gpu_model(report.device->name);
   const variant_result* fastest = nullptr;
   const variant_result* rejected = nullptr;
   const variant_result* baseline = nullptr;
@@ -88,6 +106,7 @@ void fill_outcome(const bench_report& report, attempt& a, std::string_view sourc
   }
   if (r.time_over_floor && *r.time_over_floor > 0) a.roofline_pct = 100.0 / *r.time_over_floor;
   if (r.profile && r.profile->diagnosis) a.diagnosis = r.profile->diagnosis->line;
+  a.bound = step_bound(r);
 }
 
 void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::int64_t session,
@@ -102,9 +121,33 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
       "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
       source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
   const bench_report report = run_bench(o, records_, &warm_);
-  if (report.device) device_ = to_json(*report.device);
+  if (report.device) device_ = device_brief(report);
   fill_outcome(report, a, read_file(source_file), reward_sessions_);
   if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;
+}
+
+std::optional<baseline_timing> bench_evaluator::time_baseline(std::int64_t session) {
+  bench_options o = options_;
+  o.baseline_only = true;
+  o.profile_baseline = o.profile;  // its bound keys the memory until a step passes
+  o.command = fmt::format("blaster bench --task {} --sessions {}{} (the baseline of run {})",
+                          o.task, o.sessions, o.profile ? " --profile" : "", session);
+  const bench_report report = run_bench(o, records_, &warm_);
+  if (report.device) device_ = device_brief(report);
+  baseline_timing t;
+  t.bench_run_id = report.run_id;
+  for (const variant_result& r : report.results) {
+    if (!r.baseline) continue;
+    if (r.status == "passed") t.time_us = r.time_us;
+    t.bound = step_bound(r);
+    if (r.profile && r.profile->diagnosis) t.diagnosis = r.profile->diagnosis->line;
+    if (r.reason != reason_code::none) {
+      t.message = fmt::format("the baseline was rejected: {}: {}", to_string(r.reason), r.message);
+    }
+    break;
+  }
+  if (!report.gpu) t.message = report.gpu_unavailable;
+  return t;
 }
 
 }  // namespace blaster

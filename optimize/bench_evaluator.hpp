@@ -33,6 +33,9 @@ class bench_evaluator final : public step_evaluator {
 
   void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                 attempt& a) override;
+  // A run of its own that times the baseline alone (with its counters, where the options ask
+  // for them) and measures the device's ceilings, which every later step reuses.
+  std::optional<baseline_timing> time_baseline(std::int64_t session) override;
   [[nodiscard]] nlohmann::json device() const override { return device_; }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
   [[nodiscard]] int reward_sessions() const override { return reward_sessions_; }
@@ -48,6 +51,12 @@ class bench_evaluator final : public step_evaluator {
   nlohmann::json device_ = nullptr;
   std::string cannot_judge_;
 };
+
+// What bounds variant `r`: its counters' bound where they were collected; else launch-bound
+// where its time is within reach of the empty kernel's, bandwidth-bound where it moves its bytes
+// at busy_unit_pct of the memory ceiling or more, compute-bound where its flops reach that
+// share of the matrix rate; else unknown_bound. Empty where it was not timed.
+std::string step_bound(const variant_result& r);
 
 // What a bench report says about its one candidate, as the step's outcome: the fastest variant
 // that passed, else the first rejection with its evidence (and the compile log where the source

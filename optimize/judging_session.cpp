@@ -26,10 +26,90 @@ judging_session::judging_session(store& records, step_evaluator& evaluator, std:
   }
 }
 
+judging_session::judging_session(store& records, step_evaluator& evaluator, task_brief task,
+                                 const std::filesystem::path& scratch,
+                                 const resumable_session& resumed)
+    : records_(records),
+      evaluator_(evaluator),
+      task_(std::move(task)),
+      memory_(records),
+      started_(std::chrono::steady_clock::now()),
+      resumes_(resumed.resumes + 1) {
+  result_.run_id = resumed.run_id;
+  records_.reopen_run(result_.run_id);
+  try {
+    restore_steps();
+    // What was taken up, and when: a run's resumes are on record with it, and the report it had
+    // (how it ended before) stays cited.
+    const nlohmann::json resume = {{"resume", resumes_},
+                                   {"after_step", result_.steps.size()},
+                                   {"status", resumed.status},
+                                   {"ended", resumed.ended},
+                                   {"report_sha256", resumed.report_sha256}};
+    records_.record_artifact(result_.run_id, {.kind = "resume",
+                                              .name = fmt::format("resume-{}.json", resumes_),
+                                              .sha256 = records_.cas().put(resume.dump(1)),
+                                              .media_type = "application/json"});
+    if (!resumed.report_sha256.empty()) {
+      records_.record_artifact(result_.run_id,
+                               {.kind = "resume",
+                                .name = fmt::format("report-before-resume-{}.json", resumes_),
+                                .sha256 = resumed.report_sha256,
+                                .media_type = "application/json"});
+    }
+    result_.folder = scratch / fmt::format("run-{}", result_.run_id);
+    std::filesystem::create_directories(result_.folder);
+  } catch (...) {
+    fail();
+    throw;
+  }
+}
+
 judging_session::~judging_session() { fail(); }
 
+void judging_session::restore_steps() {
+  result_.steps = memory_.steps_of(result_.run_id);
+  for (std::size_t i = 0; i < result_.steps.size(); ++i) {
+    const attempt& a = result_.steps[i];
+    if (a.kept) {
+      best_ = i;
+      best_source_ = records_.cas().get(a.source_sha256).value_or(std::string());
+    }
+    if (a.baseline_us) baseline_us_ = a.baseline_us;
+    if (!a.source_sha256.empty()) last_tags_ = a.tags;
+  }
+  // The session's clock goes on where its last step ended: --minutes counts the whole session,
+  // and the steps' times stay in order.
+  if (!result_.steps.empty()) {
+    earlier_s_ = result_.steps.back().at_s + result_.steps.back().elapsed_s;
+  }
+}
+
+void judging_session::keep_settings(const nlohmann::json& settings) {
+  records_.record_artifact(result_.run_id, {.kind = "settings",
+                                            .name = std::string(session_settings_name),
+                                            .sha256 = records_.cas().put(settings.dump(1)),
+                                            .media_type = "application/json"});
+}
+
+void judging_session::time_baseline() {
+  result_.baseline = evaluator_.time_baseline(result_.run_id);
+  if (result_.baseline && result_.baseline->time_us) baseline_us_ = result_.baseline->time_us;
+}
+
+std::string judging_session::current_bound() const {
+  if (best_) return result_.steps[*best_].bound;
+  return result_.baseline ? result_.baseline->bound : std::string();
+}
+
+std::string judging_session::gpu() const {
+  const nlohmann::json device = evaluator_.device();
+  return device.is_object() ? device.value("model", std::string()) : std::string();
+}
+
 double judging_session::elapsed_s() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  return earlier_s_ +
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
 const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply,
@@ -39,6 +119,7 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
   a.step = static_cast<int>(result_.steps.size()) + 1;
   if (best_) a.parent = result_.steps[*best_].step;
   a.at_s = elapsed_s();
+  a.improved_bound = current_bound();
   a.reply_sha256 = records_.cas().put(line);
   if (!request.empty()) a.request_sha256 = records_.cas().put(request);
   std::string source;
@@ -68,6 +149,7 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
     *text = without_home_paths(without_home_paths(valid_utf8(*text), result_.folder),
                                records_.home());
   }
+  if (a.gpu.empty()) a.gpu = gpu();  // a reply that was no candidate: the session's card
   const std::string unjudged = evaluator_.cannot_judge();
   a.status =
       !unjudged.empty() && a.reason.empty() ? "unjudged" : std::string(trajectory_status(a.reason));
@@ -96,14 +178,15 @@ void judging_session::set_final_exchange(const std::string& request,
   result_.final_request_sha256 = records_.cas().put(request);
   result_.final_reply_sha256 = reply ? records_.cas().put(*reply) : std::string();
   // Cited by rows of the run, so that an export, a merge and verify carry them as they carry
-  // the steps' requests and replies.
+  // the steps' requests and replies. Each resume of the run has its own ending.
+  const std::string suffix = resumes_ > 0 ? fmt::format("-resume-{}", resumes_) : std::string();
   records_.record_artifact(result_.run_id, {.kind = "transcript",
-                                            .name = "final_request.jsonl",
+                                            .name = "final_request" + suffix + ".jsonl",
                                             .sha256 = result_.final_request_sha256,
                                             .media_type = "application/json"});
   if (reply) {
     records_.record_artifact(result_.run_id, {.kind = "transcript",
-                                              .name = "final_reply.jsonl",
+                                              .name = "final_reply" + suffix + ".jsonl",
                                               .sha256 = result_.final_reply_sha256,
                                               .media_type = "application/json"});
   }
@@ -123,8 +206,13 @@ request_state judging_session::state_for(int step, int history, int memory_entri
   for (std::size_t i = first; i < result_.steps.size(); ++i) {
     state.recent.push_back(&result_.steps[i]);
   }
-  state.memory =
-      memory_for_request(memory_, task_.name, last_tags_, result_.run_id, memory_entries);
+  state.memory = memory_for_request(memory_,
+                                    {.task = task_.name,
+                                     .tags = last_tags_,
+                                     .this_run = result_.run_id,
+                                     .gpu = gpu(),
+                                     .bound = current_bound()},
+                                    memory_entries);
   return state;
 }
 

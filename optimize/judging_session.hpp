@@ -18,6 +18,7 @@
 #include "optimize/optimization_memory.hpp"
 #include "optimize/optimize_loop.hpp"
 #include "optimize/protocol.hpp"
+#include "optimize/session_resume.hpp"
 
 namespace blaster {
 
@@ -28,6 +29,11 @@ class judging_session {
   // Begins run `command` in the store; candidates are written under scratch/run-<id>/.
   judging_session(store& records, step_evaluator& evaluator, std::string command, task_brief task,
                   const std::filesystem::path& scratch);
+  // Takes up run `resumed` again (find_resumable_session): its recorded steps, best, baseline
+  // time and time so far are read back, and the steps judged now append to them. The run cites
+  // the report it had (an artifact of kind "resume"), so that how it ended before stays on record.
+  judging_session(store& records, step_evaluator& evaluator, task_brief task,
+                  const std::filesystem::path& scratch, const resumable_session& resumed);
   judging_session(const judging_session&) = delete;
   judging_session& operator=(const judging_session&) = delete;
   // A session neither finished nor failed is marked failed: its steps stay recorded.
@@ -46,6 +52,13 @@ class judging_session {
   // line it answered with, if any: kept in the CAS and named by the session's record, so that
   // its transcript ends where the conversation did.
   void set_final_exchange(const std::string& request, const std::optional<std::string>& reply);
+
+  // The settings the session was started with (optimize_options::settings), kept with the run.
+  void keep_settings(const nlohmann::json& settings);
+
+  // Times the baseline alone (step_evaluator::time_baseline): what the first request then says
+  // of the device, its ceilings and the baseline's time. Recorded in the session's report.
+  void time_baseline();
 
   // What a request shows of the session so far, for step `step`.
   [[nodiscard]] request_state state_for(int step, int history, int memory_entries) const;
@@ -72,11 +85,19 @@ class judging_session {
   task_brief task_;
   optimization_memory memory_;
   std::chrono::steady_clock::time_point started_;
+  double earlier_s_ = 0.0;  // [seconds] the session's time before it was resumed
+  int resumes_ = 0;         // how often the run was taken up again, this time included
   optimize_result result_;
   std::optional<std::size_t> best_;  // into result_.steps
   std::string best_source_;
   std::optional<double> baseline_us_;
   std::vector<std::string> last_tags_;
+  // Reads the steps of a resumed run back: the best, its source, the baseline's time, the tags.
+  void restore_steps();
+  // The bound of the kernel the next step sets out to improve: the best's, else the baseline's.
+  [[nodiscard]] std::string current_bound() const;
+  // The short model of the session's GPU, once an evaluation found one.
+  [[nodiscard]] std::string gpu() const;
   bool open_ = true;
 };
 

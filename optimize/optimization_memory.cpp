@@ -1,10 +1,12 @@
 #include "optimize/optimization_memory.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.hpp"
 #include "evidence/detail/row_binding.hpp"
 #include "evidence/store.hpp"
+#include "optimize/device_brief.hpp"
 #include "optimize/untrusted_text.hpp"
 
 namespace blaster {
@@ -19,7 +21,7 @@ constexpr std::string_view step_columns =
     "s.variant, s.params_json, s.time_us, s.baseline_us, s.speedup, s.speedup_low, "
     "s.speedup_high, s.reward, s.diagnosis, s.kept, s.at_s, s.elapsed_s, s.bench_run_id, "
     "s.source_sha256, s.reply_sha256, s.request_sha256, s.log, s.error_line, s.roofline_pct, "
-    "s.sessions, s.reward_sessions, s.answer_sha256";
+    "s.sessions, s.reward_sessions, s.answer_sha256, s.gpu, s.bound, s.improved_bound";
 
 std::optional<double> real_or_null(const statement& row, int column) {
   if (row.column_is_null(column)) return std::nullopt;
@@ -79,6 +81,10 @@ attempt read_step(const statement& row, int first) {
   a.reward_sessions =
       row.column_is_null(first + 28) ? 0 : static_cast<int>(row.column_int64(first + 28));
   a.answer_sha256 = row.column_text(first + 29);
+  // A step migrated from an older store holds the device's name: read as its model.
+  a.gpu = row.column_is_null(first + 30) ? std::string() : gpu_model(text_of(row, first + 30));
+  a.bound = text_of(row, first + 31);
+  a.improved_bound = text_of(row, first + 32);
   return a;
 }
 
@@ -141,6 +147,9 @@ attempt attempt_from_row(const nlohmann::json& row) {
   a.roofline_pct = real("roofline_pct");
   a.sessions = static_cast<int>(whole("sessions").value_or(0));
   a.reward_sessions = static_cast<int>(whole("reward_sessions").value_or(0));
+  a.gpu = text("gpu");
+  a.bound = text("bound");
+  a.improved_bound = text("improved_bound");
   return a;
 }
 
@@ -154,8 +163,9 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
       "tags_json, status, reason, message, variant, params_json, time_us, baseline_us, speedup, "
       "speedup_low, speedup_high, reward, diagnosis, kept, at_s, elapsed_s, bench_run_id, "
       "source_sha256, reply_sha256, request_sha256, log, error_line, roofline_pct, sessions, "
-      "reward_sessions) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-      "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)");
+      "reward_sessions, gpu, bound, improved_bound) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+      "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, "
+      "?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)");
   s.bind(1, run_id);
   s.bind(2, a.step);
   bind_int_or_null(s, 3, a.parent ? std::optional<std::int64_t>(*a.parent) : std::nullopt);
@@ -189,6 +199,9 @@ void optimization_memory::record(std::int64_t run_id, const std::string& task,
   bind_int_or_null(s, 31, a.sessions > 0 ? std::optional<std::int64_t>(a.sessions) : std::nullopt);
   bind_int_or_null(s, 32, a.reward_sessions > 0 ? std::optional<std::int64_t>(a.reward_sessions)
                                                 : std::nullopt);
+  bind_text_or_null(s, 33, a.gpu);
+  bind_text_or_null(s, 34, a.bound);
+  bind_text_or_null(s, 35, a.improved_bound);
   s.step();
   if (a.kept) {
     // One best per run: the step kept last replaces any kept before it.
@@ -255,7 +268,9 @@ nlohmann::json to_json(const optimization_memory::entry& e) {
                       {"status", a.status},         {"reason", a.reason},
                       {"message", a.message},       {"variant", a.variant},
                       {"reward", a.reward},         {"diagnosis", a.diagnosis},
-                      {"kept", a.kept},             {"source_sha256", a.source_sha256}};
+                      {"kept", a.kept},             {"source_sha256", a.source_sha256},
+                      {"gpu", a.gpu},               {"bound", a.bound},
+                      {"improved_bound", a.improved_bound}};
   j["speedup"] = a.speedup ? nlohmann::json(*a.speedup) : nullptr;
   j["speedup_interval"] = a.speedup_low && a.speedup_high
                               ? nlohmann::json{*a.speedup_low, *a.speedup_high}
@@ -264,13 +279,37 @@ nlohmann::json to_json(const optimization_memory::entry& e) {
   return j;
 }
 
-nlohmann::json memory_for_request(const optimization_memory& memory, const std::string& task,
-                                  const std::vector<std::string>& tags, std::int64_t this_run,
-                                  int limit) {
+namespace {
+
+// How near an entry is to the session's state: on the same card and improving a kernel of the
+// same bound, 0; the same card, 1; another card (or one not known), 2. The card comes first,
+// since what is fast on one card need not be on another.
+int distance(const optimization_memory::entry& e, const memory_context& context) {
+  const bool same_gpu = !context.gpu.empty() && e.step.gpu == context.gpu;
+  const bool same_bound = !context.bound.empty() && context.bound != unknown_bound &&
+                          e.step.improved_bound == context.bound;
+  return same_gpu ? (same_bound ? 0 : 1) : 2;
+}
+
+using entry_list = std::vector<optimization_memory::entry>;
+
+// `found` (the most rewarding first) with the nearest to the session's state first, each group
+// keeping that order.
+entry_list nearest_first(entry_list found, const memory_context& context) {
+  std::stable_sort(found.begin(), found.end(), [&](const auto& x, const auto& y) {
+    return distance(x, context) < distance(y, context);
+  });
+  return found;
+}
+
+}  // namespace
+
+nlohmann::json memory_for_request(const optimization_memory& memory,
+                                  const memory_context& context, int limit) {
   nlohmann::json out = nlohmann::json::array();
   std::set<std::pair<std::int64_t, int>> seen;
   auto add = [&](const std::vector<optimization_memory::entry>& entries, int most) {
-    for (const auto& e : entries) {
+    for (const auto& e : nearest_first(entries, context)) {
       if (most <= 0 || static_cast<int>(out.size()) >= limit) return;
       if (!seen.insert({e.run_id, e.step.step}).second) continue;
       nlohmann::json j = to_json(e);
@@ -281,16 +320,17 @@ nlohmann::json memory_for_request(const optimization_memory& memory, const std::
     }
   };
   // What worked on this task, best first; then what this task's sessions saw rejected.
-  const auto of_task = memory.recall({.task = task, .tag = std::nullopt,
-                                      .exclude_run = this_run, .limit = 4 * limit});
+  const auto of_task = memory.recall({.task = context.task, .tag = std::nullopt,
+                                      .exclude_run = context.this_run, .limit = 4 * limit});
   std::vector<optimization_memory::entry> worked;
   std::vector<optimization_memory::entry> failed;
   for (const auto& e : of_task) (e.step.status == "ok" ? worked : failed).push_back(e);
   add(worked, limit / 2);
   add(failed, limit / 4);
   // Other tasks' experience with the ideas the proposer names.
-  for (const std::string& tag : tags) {
-    add(memory.recall({.task = std::nullopt, .tag = tag, .exclude_run = this_run, .limit = limit}),
+  for (const std::string& tag : context.tags) {
+    add(memory.recall({.task = std::nullopt, .tag = tag, .exclude_run = context.this_run,
+                       .limit = limit}),
         limit / 8 + 1);
   }
   return out;

@@ -61,10 +61,22 @@ attempt attempt_from_row(const nlohmann::json& row);
 // An entry as a request carries it, and as `blaster memory --json` prints it.
 nlohmann::json to_json(const optimization_memory::entry& e);
 
+// What a request's memory is chosen for: the task, the tags of the last reply, the session's
+// own run (left out: its steps are feedback), the short model of its GPU and the bound of the
+// kernel its next step sets out to improve (empty where not known).
+struct memory_context {
+  std::string task;
+  std::vector<std::string> tags;
+  std::int64_t this_run = 0;
+  std::string gpu;
+  std::string bound;
+};
+
 // What a session's request shows of the memory: the task's most rewarding steps and its latest
-// rejections from other runs, then other tasks' steps that share a tag with `tags`.
-nlohmann::json memory_for_request(const optimization_memory& memory, const std::string& task,
-                                  const std::vector<std::string>& tags, std::int64_t this_run,
-                                  int limit = 20);
+// rejections from other runs, then other tasks' steps that share a tag with the context's. In
+// each, the steps on the session's GPU that improved a kernel of the same bound come first, then
+// the others on that GPU, then those of other cards, each entry naming its `gpu`.
+nlohmann::json memory_for_request(const optimization_memory& memory,
+                                  const memory_context& context, int limit = 20);
 
 }  // namespace blaster

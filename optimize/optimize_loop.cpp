@@ -8,6 +8,14 @@
 
 namespace blaster {
 
+nlohmann::json to_json(const baseline_timing& t) {
+  return {{"bench_run_id", t.bench_run_id},
+          {"time_us", t.time_us ? nlohmann::json(*t.time_us) : nullptr},
+          {"bound", t.bound},
+          {"diagnosis", t.diagnosis},
+          {"message", t.message}};
+}
+
 nlohmann::json to_json(const optimize_result& r, const task_brief& task,
                        const std::string& proposer) {
   nlohmann::json steps = nlohmann::json::array();
@@ -40,6 +48,7 @@ nlohmann::json to_json(const optimize_result& r, const task_brief& task,
           {"best", r.best ? nlohmann::json(*r.best) : nullptr},
           {"reward_sessions", r.reward_sessions},
           {"steps", steps}};
+  if (r.baseline) j["baseline"] = to_json(*r.baseline);
   if (!r.box.is_null()) j["box"] = r.box;
   if (!r.final_request_sha256.empty()) j["final_request_sha256"] = r.final_request_sha256;
   if (!r.final_reply_sha256.empty()) j["final_reply_sha256"] = r.final_reply_sha256;
@@ -53,8 +62,13 @@ nlohmann::json to_json(const optimize_result& r, const optimize_options& options
 optimize_result run_optimize(const optimize_options& options, store& records,
                              step_evaluator& evaluator,
                              const std::function<void(const attempt&)>& progress) {
-  judging_session session(records, evaluator, options.command, options.task, options.scratch);
+  judging_session session = options.resume
+                                ? judging_session(records, evaluator, options.task,
+                                                  options.scratch, *options.resume)
+                                : judging_session(records, evaluator, options.command,
+                                                  options.task, options.scratch);
   try {
+    if (!options.resume && !options.settings.is_null()) session.keep_settings(options.settings);
     proposer_process proposer(options.proposer, session.folder() / "proposer.log", options.box);
     // The proposer is ended before the session's record is written, so that the record says
     // how it ended and what had to be killed with it.
@@ -63,7 +77,11 @@ optimize_result run_optimize(const optimize_options& options, store& records,
       session.set_box(proposer.record());
       return session.finish(ended, why, options.proposer);
     };
-    for (int step = 1;; ++step) {
+    // Before the first request: the proposer starts knowing the card and how far the baseline
+    // is from its ceilings. Without a GPU nothing is learned, and the session goes on as before
+    // (its first candidate that compiles ends it).
+    session.time_baseline();
+    for (int step = static_cast<int>(session.steps().size()) + 1;; ++step) {
       const double elapsed = session.elapsed_s();
       if (options.steps && step > *options.steps) {
         return finish("steps", fmt::format("all {} steps were taken", *options.steps));

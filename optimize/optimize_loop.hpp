@@ -14,10 +14,22 @@
 #include "optimize/proposer_box.hpp"
 #include "optimize/protocol.hpp"
 #include "optimize/reward.hpp"
+#include "optimize/session_resume.hpp"
 
 namespace blaster {
 
 class store;
+
+// The baseline timed alone before the first step: its time, the bound that keys the memory
+// until a step passes, and the judging run that holds the evidence.
+struct baseline_timing {
+  std::int64_t bench_run_id = 0;
+  std::optional<double> time_us;  // [microseconds] none where it could not be timed
+  std::string bound;              // step_bound's word; empty where it was not timed
+  std::string diagnosis;          // its counters' one line, where they were collected
+  std::string message;            // why there is no time (no GPU, the baseline rejected)
+};
+nlohmann::json to_json(const baseline_timing& t);
 
 // Judges one candidate source: compiles it, gates it, times it against the baseline, and fills
 // the attempt's outcome (status, reason, message, timing, reward, diagnosis, bench_run_id).
@@ -27,7 +39,13 @@ class step_evaluator {
   // `session` is the optimize run the step belongs to.
   virtual void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                         attempt& a) = 0;
-  // What the evaluations learned of the device, for the requests; null until known.
+  // Times the task's baseline alone, before the first request, so that the request carries the
+  // device, its ceilings and the baseline's time; none where the evaluator cannot.
+  virtual std::optional<baseline_timing> time_baseline(std::int64_t /*session*/) {
+    return std::nullopt;
+  }
+  // What the evaluations learned of the device, for the requests (device_brief.hpp: with its
+  // model and ceilings); null until known.
   [[nodiscard]] virtual nlohmann::json device() const = 0;
   // Why candidates cannot be judged here (no GPU), once an evaluation found out; else empty.
   [[nodiscard]] virtual std::string cannot_judge() const = 0;
@@ -50,6 +68,12 @@ struct optimize_options {
   reply_limits limits;
   // Under it, run-<id>/ holds each step's source and the proposer's standard error.
   std::filesystem::path scratch;
+  // The settings the session is started with, as the command that starts it spells them (its
+  // flags): kept with the run (session_settings_name), so that a resume starts it the same.
+  nlohmann::json settings;
+  // The session to continue from its last recorded step (find_resumable_session), instead of
+  // beginning one: its steps, best and time so far stay, and new steps append.
+  std::optional<resumable_session> resume;
 };
 
 struct optimize_result {
@@ -63,6 +87,7 @@ struct optimize_result {
   std::string why;
   double elapsed_s = 0.0;
   nlohmann::json device;
+  std::optional<baseline_timing> baseline;  // timed before the first step, where it was
   // The proposer's box (proposer_process::record): its confinement, and how the proposer ended
   // and what had to be killed with it. Null for serve and eval, which have no proposer.
   nlohmann::json box;
@@ -81,7 +106,8 @@ nlohmann::json to_json(const optimize_result& r, const optimize_options& options
 // Runs one session: starts the proposer once, then per step builds a request, waits for the
 // reply, judges it and records it (optimize_steps, the source and the reply in the CAS) before
 // the next request, so that nothing is lost when the proposer or blaster dies. `progress` sees
-// every step as it is recorded.
+// every step as it is recorded. With options.resume, the session goes on from its last recorded
+// step with a new proposer, whose first request carries the steps so far.
 optimize_result run_optimize(const optimize_options& options, store& records,
                              step_evaluator& evaluator,
                              const std::function<void(const attempt&)>& progress = {});

@@ -143,6 +143,7 @@ nlohmann::json feedback_json(const attempt& a) {
   j["reward"] = a.reward;
   if (a.reward_sessions > 0) j["reward_sessions"] = a.reward_sessions;
   if (!a.diagnosis.empty()) j["diagnosis"] = a.diagnosis;
+  if (!a.bound.empty()) j["bound"] = a.bound;
   return j;
 }
 

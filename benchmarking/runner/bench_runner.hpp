@@ -28,6 +28,9 @@ struct bench_options {
   // always comes first unless skip_baseline is set (for `blaster compile --candidate F`).
   std::vector<std::filesystem::path> candidates;
   bool skip_baseline = false;
+  // The baseline alone, whatever `candidates` holds: what a loop times before its first step,
+  // so that its first request already has the baseline's time and the device's ceilings.
+  bool baseline_only = false;
   // A candidate with a tuned table for the device, dtype and the timed case's shape runs the
   // table's entry for the case's size only (kernels/<task>/tuned/); false: every configuration.
   bool use_tuned = true;

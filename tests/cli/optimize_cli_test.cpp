@@ -146,6 +146,152 @@ TEST_F(OptimizeCli, AScriptedSessionIsRecordedAndExportsAsAVerifiedTrajectory) {
   EXPECT_NE(wrong.err.find("not an optimize, serve or eval session"), std::string::npos) << wrong.err;
 }
 
+// Before the first request the baseline is timed alone, in a bench run the session names: with
+// a GPU the first request carries the device (its model and measured ceilings) and the
+// baseline's time; without one both are null and the session ends as it did (exit 3). The
+// memory names each step's GPU and bounds, in its table and in its JSON.
+TEST_F(OptimizeCli, TheFirstRequestCarriesTheDeviceAndTheBaselineWhereThereIsAGpu) {
+  const std::string baseline =
+      read_file(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rmsnorm" / "init.cu");
+  write_file_atomically(dir_ / "replies.txt", json{{"source", baseline}}.dump() + "\n");
+  // Each request it reads goes to its standard error, which is proposer.log.
+  const std::string logging = "exec 3< " + (dir_ / "replies.txt").string() +
+                              "; while IFS= read -r request; do printf \"%s\\\\n\" "
+                              "\"$request\" >&2; IFS= read -r reply <&3 || exit 0; printf "
+                              "\"%s\\\\n\" \"$reply\"; done";
+  const auto r = run("optimize --task rmsnorm --steps 1 --sessions 2 --no-profile --json "
+                     "--proposer '" + logging + "'");
+  const bool gpu = cuda::driver_unavailable_reason().empty();
+  EXPECT_EQ(r.exit_code, gpu ? 0 : 3) << r.err;
+  const json session = json::parse(r.out);
+  const json& timed = session.at("baseline");
+  EXPECT_GT(timed.at("bench_run_id").get<int>(), session.at("run_id").get<int>()) << timed.dump();
+  EXPECT_EQ(session.at("steps").size(), 1U) << "the baseline's timing is no step";
+  std::ifstream log(dir_ / "home" / "optimize" /
+                    fmt::format("run-{}", session.at("run_id").get<int>()) / "proposer.log");
+  std::string line;
+  ASSERT_TRUE(std::getline(log, line));
+  const json first = json::parse(line);
+  if (gpu) {
+    const json& device = first.at("device");
+    EXPECT_FALSE(device.at("model").get<std::string>().empty()) << device.dump();
+    EXPECT_GT(device.at("sm_count").get<int>(), 0);
+    EXPECT_GT(device.at("ceilings").at("dram_copy_gbs").get<double>(), 0.0);
+    EXPECT_GT(first.at("baseline_us").get<double>(), 0.0);
+    EXPECT_EQ(first.at("baseline_us"), timed.at("time_us"));
+  } else {
+    EXPECT_TRUE(first.at("device").is_null()) << first.at("device").dump();
+    EXPECT_TRUE(first.at("baseline_us").is_null());
+    EXPECT_FALSE(timed.at("message").get<std::string>().empty()) << timed.dump();
+  }
+
+  const auto memory = run("memory --json");
+  ASSERT_EQ(memory.exit_code, 0) << memory.err;
+  const json entries = json::parse(memory.out);
+  ASSERT_EQ(entries.size(), 1U);
+  for (const char* key : {"gpu", "bound", "improved_bound"}) {
+    EXPECT_TRUE(entries[0].contains(key)) << key << ": " << entries[0].dump();
+  }
+  const auto table = run("memory");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const std::string header = table.out.substr(0, table.out.find('\n'));
+  for (const char* column : {"gpu", "improved", "bound"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column << ": " << header;
+  }
+}
+
+// blaster killed mid-session (kill -9): --resume goes on from the last recorded step, as the same
+// run with a new proposer, and the session exports as one trajectory that verifies. What cannot
+// be resumed is refused with exit 2 and the run named.
+TEST_F(OptimizeCli, AKilledSessionResumesAsOneSession) {
+  const std::string baseline =
+      read_file(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "rmsnorm" / "init.cu");
+  std::string broken = baseline;
+  broken.replace(broken.find("__global__"), 10, "__global__ undefined_type");
+  const auto replies = dir_ / "replies.txt";
+  write_file_atomically(replies, "not json\n" +
+                                     json{{"source", broken}, {"hypothesis", "a typo"}}.dump() +
+                                     "\nSLEEP\n");
+  const std::string command =
+      "exec 3< " + replies.string() +
+      "; while IFS= read -r request; do printf '%s\\n' \"$request\" >&2; IFS= read -r reply <&3 "
+      "|| exit 0; [ \"$reply\" = SLEEP ] && sleep 300; printf '%s\\n' \"$reply\"; done";
+  const auto home = dir_ / "home";
+  const pid_t blaster = ::fork();
+  if (blaster == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(BLASTER_BINARY, BLASTER_BINARY, "--root", BLASTER_SOURCE_DIR, "--home", home.c_str(),
+            "optimize", "--task", "rmsnorm", "--steps", "4", "--sessions", "2", "--no-profile",
+            "--reply-timeout", "600", "--proposer", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // The third request is written once the second step is recorded.
+  const auto log = home / "optimize" / "run-1" / "proposer.log";
+  int lines = 0;
+  for (int i = 0; i < 1200 && lines < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(log);
+    lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+  }
+  ASSERT_EQ(lines, 3) << "the session did not reach its third request";
+  ::kill(blaster, SIGKILL);
+  int status = 0;
+  ::waitpid(blaster, &status, 0);
+
+  // Settings are the session's own; a flag that would change them, or another task, is refused.
+  const auto steps = run("optimize --resume 1 --steps 9");
+  EXPECT_EQ(steps.exit_code, 2) << steps.err;
+  EXPECT_NE(steps.err.find("--steps with --resume: run 1 goes on with the settings it was started "
+                           "with"),
+            std::string::npos)
+      << steps.err;
+  const auto other = run("optimize --task softmax --resume 1");
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_NE(other.err.find("run 1 optimizes rmsnorm, not softmax"), std::string::npos) << other.err;
+
+  write_file_atomically(replies, json{{"source", broken}, {"hypothesis", "a second typo"}}.dump() +
+                                     "\n{\"stop\": true}\n");
+  const auto resumed = run("optimize --resume latest --json");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+  const json session = json::parse(resumed.out);
+  EXPECT_EQ(session.at("run_id"), 1);
+  EXPECT_EQ(session.at("ended"), "proposer_stopped");
+  ASSERT_EQ(session.at("steps").size(), 3U) << resumed.out;
+  EXPECT_EQ(session.at("steps")[2].at("step"), 3);
+  EXPECT_EQ(session.at("steps")[2].at("hypothesis"), "a second typo");
+  // The new proposer's first request: step 3, with both steps before it.
+  std::ifstream in(log);
+  std::vector<json> requests;
+  for (std::string line; std::getline(in, line);) requests.push_back(json::parse(line));
+  ASSERT_EQ(requests.size(), 5U);
+  EXPECT_EQ(requests[3].at("step"), 3);
+  EXPECT_EQ(requests[3].at("steps_left"), 2);
+  ASSERT_EQ(requests[3].at("attempts").size(), 2U);
+  EXPECT_EQ(requests[3].at("attempts")[1].at("hypothesis"), "a typo");
+
+  const auto out = dir_ / "trajectory";
+  ASSERT_EQ(run("trajectories export --run 1 --out " + out.string()).exit_code, 0);
+  const std::string rows = read_file(out / "trajectories.jsonl");
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1) << "one session";
+  EXPECT_EQ(json::parse(rows).at("num_steps"), 3);
+  const auto verified = run("verify " + out.string());
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+
+  const auto again = run("optimize --resume 1");
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find("run 1 finished (the proposer asked to stop)"), std::string::npos)
+      << again.err;
+  const auto missing = run("optimize --resume 99");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("run 99 does not exist"), std::string::npos) << missing.err;
+  const auto bench = run("optimize --resume 2");
+  EXPECT_EQ(bench.exit_code, 2);
+  EXPECT_NE(bench.err.find("run 2 is not an optimize session"), std::string::npos) << bench.err;
+}
+
 // The built-in search proposes each configuration of the task's candidate files, pinned, with
 // one timing session; blaster itself is the proposer process.
 TEST_F(OptimizeCli, TheParamsProposerScreensEachConfigurationInOneSession) {

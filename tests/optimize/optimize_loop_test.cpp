@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 
@@ -16,6 +17,7 @@
 #include "evidence/store.hpp"
 #include "optimize/optimization_memory.hpp"
 #include "optimize/optimize_loop.hpp"
+#include "optimize/session_resume.hpp"
 #include "optimize/stand_in_judge.hpp"
 #include "optimize/temp_home.hpp"
 #include "optimize/trajectory.hpp"
@@ -115,7 +117,6 @@ TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
   const auto asked = requests(r);
   ASSERT_EQ(asked.size(), 7U);
   EXPECT_TRUE(asked[0].at("best").is_null());
-  EXPECT_TRUE(asked[0].at("device").is_null());
   EXPECT_EQ(asked[2].at("attempts")[1].at("error_line"), 3);
   EXPECT_NE(asked[2].at("attempts")[1].at("compile_log").get<std::string>().find("oops"),
             std::string::npos);
@@ -134,6 +135,96 @@ TEST_F(OptimizeLoop, EachKindOfStepIsRecordedWithItsStatus) {
     EXPECT_EQ(request.dump().find(home_.path().string()), std::string::npos) << request.dump();
   }
   EXPECT_EQ(stored[1].message.find(home_.path().string()), std::string::npos) << stored[1].message;
+}
+
+// The baseline is timed alone before the first request, which then says what the card is, what
+// it can do and how fast the baseline is: the proposer's first idea can aim at the ceiling. The
+// baseline's timing is no step.
+TEST_F(OptimizeLoop, TheFirstRequestCarriesTheDeviceItsCeilingsAndTheBaselinesTime) {
+  stand_in_judge judge;
+  const auto o = session({candidate("FAST 1.5", "vectorize")}, 1);
+  const auto r = run_optimize(o, records_, judge);
+  EXPECT_EQ(r.ended, "steps") << r.why;
+  EXPECT_EQ(judge.baselines, 1);
+  const auto asked = requests(r);
+  ASSERT_EQ(asked.size(), 1U);
+  const json& device = asked[0].at("device");
+  ASSERT_TRUE(device.is_object()) << asked[0].dump();
+  EXPECT_EQ(device.at("name"), "NVIDIA H200");
+  EXPECT_EQ(device.at("model"), "H200");
+  EXPECT_EQ(device.at("sm_count"), 132);
+  EXPECT_EQ(device.at("total_memory_bytes"), 150754820096);
+  EXPECT_EQ(device.at("ceilings").at("dram_copy_gbs"), 4200.0);
+  EXPECT_EQ(asked[0].at("baseline_us"), 100.0);
+  ASSERT_EQ(r.steps.size(), 1U);
+  EXPECT_EQ(r.steps[0].step, 1);
+  // The session's record keeps what timed the baseline and what bounds it.
+  const json record = to_json(r, o);
+  EXPECT_EQ(record.at("baseline").at("time_us"), 100.0);
+  EXPECT_EQ(record.at("baseline").at("bound"), "latency-bound");
+}
+
+// Without a GPU the baseline cannot be timed: the first request says so (null device and time),
+// and the session goes on as before until a candidate that compiles ends it.
+TEST_F(OptimizeLoop, WithoutAGpuTheFirstRequestHasNoDeviceAndTheSessionEndsAsBefore) {
+  stand_in_judge judge;
+  judge.baseline_on_gpu = false;
+  const auto r = run_optimize(
+      session({candidate("COMPILE_ERROR", "a"), candidate("NO_GPU", "b")}, 5), records_, judge);
+  EXPECT_EQ(r.ended, "no_gpu");
+  const auto asked = requests(r);
+  ASSERT_EQ(asked.size(), 2U);
+  EXPECT_TRUE(asked[0].at("device").is_null());
+  EXPECT_TRUE(asked[0].at("baseline_us").is_null());
+  ASSERT_TRUE(r.baseline);
+  EXPECT_EQ(r.baseline->message, "no CUDA driver on this machine");
+}
+
+// Each step records its GPU's model and the bound of the kernel it set out to improve (the
+// baseline's, then the best's); a request's memory shows this card's steps first, those that
+// improved a kernel of the same bound before the rest, and names every entry's card.
+TEST_F(OptimizeLoop, TheMemoryShowsThisCardsStepsForKernelsInTheSameStateFirst) {
+  stand_in_judge h100;
+  h100.gpu = "NVIDIA H100 80GB HBM3";
+  const auto other_card =
+      run_optimize(session({candidate("FAST 1.9", "on the other card")}, 1), records_, h100);
+  stand_in_judge h200;
+  const auto earlier = run_optimize(
+      session({candidate("FAST 1.2", "from latency"), candidate("FAST 1.4", "from bandwidth")}, 2),
+      records_, h200);
+  ASSERT_EQ(earlier.steps.size(), 2U);
+  EXPECT_EQ(earlier.steps[0].gpu, "H200");
+  EXPECT_EQ(earlier.steps[0].improved_bound, "latency-bound");  // the baseline's
+  EXPECT_EQ(earlier.steps[0].bound, "bandwidth-bound");
+  EXPECT_EQ(earlier.steps[1].improved_bound, "bandwidth-bound");  // step 1's, the best then
+  const auto stored = optimization_memory(records_).steps_of(other_card.run_id);
+  ASSERT_EQ(stored.size(), 1U);
+  EXPECT_EQ(stored[0].gpu, "H100");
+  EXPECT_EQ(stored[0].bound, "bandwidth-bound");
+  EXPECT_EQ(stored[0].improved_bound, "latency-bound");
+
+  stand_in_judge again;
+  const auto r = run_optimize(
+      session({candidate("FAST 1.1", "first"), candidate("FAST 1.05", "second")}, 2), records_,
+      again);
+  const auto asked = requests(r);
+  ASSERT_EQ(asked.size(), 2U);
+  // The baseline is latency-bound: what improved a latency-bound kernel on this card leads,
+  // although the other card's step and this card's other step were more rewarding.
+  const json& first = asked[0].at("memory");
+  ASSERT_EQ(first.size(), 3U) << first.dump();
+  EXPECT_EQ(first[0].at("hypothesis"), "from latency");
+  EXPECT_EQ(first[1].at("hypothesis"), "from bandwidth");
+  EXPECT_EQ(first[2].at("hypothesis"), "on the other card");
+  EXPECT_EQ(first[0].at("gpu"), "H200");
+  EXPECT_EQ(first[2].at("gpu"), "H100");
+  EXPECT_EQ(first[0].at("improved_bound"), "latency-bound");
+  // Step 1 passed bandwidth-bound and is the best: what improved such a kernel leads now.
+  const json& second = asked[1].at("memory");
+  ASSERT_EQ(second.size(), 3U) << second.dump();
+  EXPECT_EQ(second[0].at("hypothesis"), "from bandwidth");
+  EXPECT_EQ(second[1].at("hypothesis"), "from latency");
+  EXPECT_EQ(second[2].at("gpu"), "H100");
 }
 
 // A reply holding a byte that is not UTF-8 is an invalid reply that names the byte; nothing the
@@ -377,6 +468,107 @@ TEST_F(OptimizeLoop, ASessionExportsAsAVerifiedTrajectory) {
   // A changed number is caught.
   write_file_atomically(out / "trajectories.jsonl", lines + " ");
   EXPECT_FALSE(verify_bundle(out, nullptr).ok());
+}
+
+// A session whose proposer died goes on with optimize --resume from its last recorded step: the
+// same run, its best and steps so far in the new proposer's first request, the step count and
+// the clock going on, new steps appended, and one trajectory that verifies.
+TEST_F(OptimizeLoop, AnInterruptedSessionResumesFromItsLastStepAsOneSession) {
+  stand_in_judge judge(records_);
+  auto first = session({candidate("FAST 1.5", "vectorize", {"vectorize"}), candidate("WRONG", "b")},
+                       4);
+  first.settings = {{"steps", 4}};
+  const auto before = run_optimize(first, records_, judge);
+  EXPECT_EQ(before.ended, "proposer_exited");
+  ASSERT_EQ(before.steps.size(), 2U);
+
+  const resumable_session resumable =
+      find_resumable_session(records_, std::to_string(before.run_id));
+  EXPECT_EQ(resumable.task, "rmsnorm");
+  EXPECT_EQ(resumable.settings, first.settings);
+  EXPECT_EQ(resumable.ended, "proposer_exited");
+  auto again = session({candidate("FAST 2.0", "one pass", {"one-pass"}), candidate("WRONG", "d")},
+                       4);
+  again.resume = resumable;
+  const auto after = run_optimize(again, records_, judge);
+  EXPECT_EQ(after.ended, "steps") << after.why;
+  EXPECT_EQ(after.run_id, before.run_id);
+  ASSERT_EQ(after.steps.size(), 4U);
+  EXPECT_EQ(after.steps[2].step, 3);
+  EXPECT_EQ(after.steps[2].parent, 1) << "the best before the interruption";
+  EXPECT_GE(after.steps[2].at_s, before.steps[1].at_s + before.steps[1].elapsed_s);
+  EXPECT_EQ(after.best, 3);
+  // proposer.log goes on too: the first proposer's three requests, then the new one's two.
+  const auto asked = requests(after);
+  ASSERT_EQ(asked.size(), 5U);
+  const json& resumed = asked[3];
+  EXPECT_EQ(resumed.at("step"), 3);
+  EXPECT_EQ(resumed.at("steps_left"), 2);
+  EXPECT_EQ(resumed.at("attempts").size(), 2U);
+  EXPECT_EQ(resumed.at("best").at("step"), 1);
+  EXPECT_NE(resumed.at("best").at("source").get<std::string>().find("FAST 1.5"),
+            std::string::npos);
+  const auto stored = optimization_memory(records_).steps_of(before.run_id);
+  ASSERT_EQ(stored.size(), 4U);
+  for (const auto& a : stored) EXPECT_EQ(a.kept, a.step == 3) << "step " << a.step;
+  EXPECT_EQ(run_status(before.run_id), "completed");
+
+  const auto out = home_.path() / "resumed";
+  export_trajectories(records_, {before.run_id}, out, nullptr);
+  const std::string lines = read_file(out / "trajectories.jsonl");
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << "one session";
+  const json t = json::parse(lines.substr(0, lines.find('\n')));
+  EXPECT_EQ(t.at("num_steps"), 4);
+  EXPECT_EQ(t.at("messages").size(), 1U + 2U * 4U);
+  EXPECT_EQ(t.at("best").at("step"), 3);
+  bundle_verification verified = verify_bundle(out, nullptr);
+  check_run_records(verified);
+  EXPECT_TRUE(verified.ok()) << (verified.problems.empty() ? "" : verified.problems[0].detail);
+}
+
+// A session whose judging failed (the machine, or blaster killed mid-step) resumes too; what
+// finished, is not there, is no optimize session, is still running or kept no settings is
+// refused with the run named and what to do instead.
+TEST_F(OptimizeLoop, ResumeTakesOnlyASessionThatDidNotFinish) {
+  stand_in_judge judge;
+  auto failing = session({candidate("FAST 1.3", "a"), candidate("FAILS", "b")}, 5);
+  failing.settings = {{"steps", 5}};
+  EXPECT_THROW(run_optimize(failing, records_, judge), error);
+  const std::int64_t failed = records_.last_run_id();
+  EXPECT_EQ(run_status(failed), "failed");
+  auto again = session({candidate("FAST 1.6", "c")}, 5);
+  again.resume = find_resumable_session(records_, "latest");
+  EXPECT_EQ(again.resume->run_id, failed);
+  const auto resumed = run_optimize(again, records_, judge);
+  ASSERT_EQ(resumed.steps.size(), 2U);
+  EXPECT_EQ(resumed.steps[1].hypothesis, "c");
+
+  const auto refusal = [&](const std::string& reference) {
+    try {
+      static_cast<void>(find_resumable_session(records_, reference));
+    } catch (const input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no input_error");
+  };
+  auto done = session({candidate("FAST 1.1", "x")}, 1);
+  done.settings = {{"steps", 1}};
+  const auto finished = run_optimize(done, records_, judge);
+  EXPECT_NE(refusal(std::to_string(finished.run_id))
+                .find(fmt::format("run {} finished (all 1 steps were taken)", finished.run_id)),
+            std::string::npos)
+      << refusal(std::to_string(finished.run_id));
+  EXPECT_NE(refusal("999").find("run 999 does not exist"), std::string::npos) << refusal("999");
+  const std::int64_t bench = records_.begin_run("blaster bench --task rmsnorm", "rmsnorm", "");
+  records_.finish_run(bench, "completed", "");
+  EXPECT_NE(refusal(std::to_string(bench)).find("is not an optimize session"), std::string::npos);
+  const std::int64_t running =
+      records_.begin_run("blaster optimize --task rmsnorm --proposer x", "rmsnorm", "");
+  EXPECT_NE(refusal(std::to_string(running)).find("is still running"), std::string::npos);
+  records_.finish_run(running, "failed", "");
+  EXPECT_NE(refusal(std::to_string(running)).find("without its session's settings"),
+            std::string::npos);
+  EXPECT_NE(refusal("x1").find("give an optimize run's id"), std::string::npos);
 }
 
 TEST_F(OptimizeLoop, OnlyOptimizeRunsExport) {

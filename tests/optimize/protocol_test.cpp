@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "core/file_io.hpp"
+#include "optimize/device_brief.hpp"
+#include "optimize/optimization_memory.hpp"
 #include "optimize/protocol.hpp"
 
 namespace blaster {
@@ -275,6 +277,44 @@ TEST(ProtocolSchema, RequestsMatchTheirSchema) {
   for (const char* status : {"ok", "compileerror", "wrongresult", "unjudged"}) {
     EXPECT_NE(std::find(statuses.begin(), statuses.end(), status), statuses.end()) << status;
   }
+}
+
+// The device a request carries (with its model and ceilings) and a memory entry (with its
+// card and bounds) are what the schema declares.
+TEST(ProtocolSchema, TheDeviceAndTheMemoryEntriesMatchTheirSchema) {
+  const nlohmann::json s = schema("request.schema.json");
+  bench_report report;
+  report.device = cuda::device_properties{};
+  report.device->name = "NVIDIA H100 80GB HBM3";
+  report.memory = memory_ceilings{};
+  report.matrix = matrix_rate{};
+  report.floors = launch_floors{};
+  const nlohmann::json device = device_brief(report);
+  EXPECT_EQ(device.at("model"), "H100");
+  const auto& declared = s.at("$defs").at("device");
+  for (const auto& key : declared.at("required")) EXPECT_TRUE(device.contains(key)) << key;
+  for (const auto& [key, value] : device.items()) {
+    EXPECT_TRUE(declared.at("properties").contains(key)) << key;
+  }
+  for (const auto& [key, value] : device.at("ceilings").items()) {
+    EXPECT_TRUE(declared.at("properties").at("ceilings").at("properties").contains(key)) << key;
+  }
+  EXPECT_TRUE(device_brief(bench_report{}).is_null()) << "no GPU: no device";
+
+  optimization_memory::entry e;
+  e.step.gpu = "H100";
+  e.step.bound = "bandwidth-bound";
+  e.step.improved_bound = "latency-bound";
+  const nlohmann::json entry = to_json(e);
+  const auto& memory_entry = s.at("$defs").at("memory_entry");
+  for (const auto& key : memory_entry.at("required")) EXPECT_TRUE(entry.contains(key)) << key;
+  for (const auto& [key, value] : entry.items()) {
+    EXPECT_TRUE(memory_entry.at("properties").contains(key)) << key;
+  }
+  attempt a;
+  a.bound = "bandwidth-bound";
+  const auto& bounds = s.at("$defs").at("feedback").at("properties").at("bound").at("enum");
+  EXPECT_NE(std::find(bounds.begin(), bounds.end(), feedback_json(a).at("bound")), bounds.end());
 }
 
 // Every field a reply may carry is one the schema declares, and the limits agree.

@@ -19,14 +19,18 @@
 #include "benchmarking/statistics/verdict.hpp"
 #include "evidence/store.hpp"
 #include "optimize/bench_evaluator.hpp"
+#include "optimize/device_brief.hpp"
 #include "optimize/optimize_loop.hpp"
 
 namespace blaster {
 
 // Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
-// passing candidate x times faster than the baseline's 100 us), "SLOW <ms>" (takes that long to
+// passing candidate x times faster than the baseline's 100 us; bandwidth-bound, or latency-bound
+// where the source says "LATENCY"), "SLOW <ms>" (takes that long to
 // be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it), "FAILS"
-// (the machine fails: the evaluation throws).
+// (the machine fails: the evaluation throws). Its device is an H200 (or `gpu`), and it times
+// the baseline before the first step at 100 us, latency-bound, unless `baseline_on_gpu` is
+// false (no GPU to time it on).
 //
 // Given a store, it judges as bench_evaluator does instead: each step is a bench run of its own
 // in the store, whose report holds the baseline's and the candidate's session medians (as many
@@ -76,17 +80,42 @@ class stand_in_judge final : public step_evaluator {
       a.speedup_high = x * 1.02;
       a.reward = *a.speedup_low;
       a.roofline_pct = 40.0 * x;
-      a.diagnosis = "bandwidth-bound (DRAM at 70% of peak)";
+      const bool latency = source.find("LATENCY") != std::string::npos;
+      a.diagnosis = latency ? "latency-bound (DRAM at 20% of peak)"
+                            : "bandwidth-bound (DRAM at 70% of peak)";
+      a.bound = latency ? "latency-bound" : "bandwidth-bound";
     }
+    if (cannot_judge_.empty()) a.gpu = gpu_model(gpu);
+  }
+  std::optional<baseline_timing> time_baseline(std::int64_t /*session*/) override {
+    ++baselines;
+    baseline_timing t;
+    if (!baseline_on_gpu) {
+      t.message = "no CUDA driver on this machine";
+      return t;
+    }
+    baseline_timed_ = true;
+    t.time_us = 100.0;
+    t.bound = "latency-bound";
+    t.diagnosis = "latency-bound (DRAM at 10% of peak)";
+    return t;
   }
   [[nodiscard]] nlohmann::json device() const override {
-    return evaluations > 0 ? nlohmann::json{{"name", "NVIDIA H200"}, {"arch", "sm_90a"}}
-                           : nlohmann::json(nullptr);
+    if (evaluations == 0 && !baseline_timed_) return nullptr;
+    return {{"name", gpu},
+            {"model", gpu_model(gpu)},
+            {"arch", "sm_90a"},
+            {"sm_count", 132},
+            {"total_memory_bytes", 150754820096},
+            {"ceilings", {{"dram_copy_gbs", 4200.0}, {"l2_gbs", 9800.0}}}};
   }
   [[nodiscard]] std::string cannot_judge() const override { return cannot_judge_; }
   [[nodiscard]] int reward_sessions() const override { return reward_sessions_; }
   int evaluations = 0;
   std::atomic<int> started{0};  // evaluations begun, for tests on other threads
+  int baselines = 0;            // the baseline's timings
+  bool baseline_on_gpu = true;
+  std::string gpu = "NVIDIA H200";
 
  private:
   void judge_as_bench(const std::filesystem::path& source_file, std::int64_t session,
@@ -157,6 +186,7 @@ class stand_in_judge final : public step_evaluator {
   store* records_ = nullptr;
   int reward_sessions_ = default_reward_sessions;
   std::string cannot_judge_;
+  bool baseline_timed_ = false;
 };
 
 // A proposer's reply (or a serve request) whose source says what the judge makes of it.

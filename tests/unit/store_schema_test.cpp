@@ -33,9 +33,9 @@ std::string input_error_of(auto&& call) {
   return {};
 }
 
-TEST(StoreSchema, VersionsIncreaseAndTheLatestIsEight) {
+TEST(StoreSchema, VersionsIncreaseAndTheLatestIsNine) {
   const auto steps = store_schema();
-  ASSERT_EQ(steps.size(), 8U);
+  ASSERT_EQ(steps.size(), 9U);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     EXPECT_EQ(steps[i].version, static_cast<int>(i) + 1);
   }
@@ -62,7 +62,7 @@ TEST(StoreSchema, Version1DatabaseMigratesAndKeepsItsRows) {
   }
 
   store s(home.path());
-  EXPECT_EQ(s.db().user_version(), 8);
+  EXPECT_EQ(s.db().user_version(), 9);
   EXPECT_EQ(query_int(s.db(), "PRAGMA application_id"), store_application_id);
   EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM runs"), 1);
   EXPECT_EQ(query_text(s.db(), "SELECT report_sha256 FROM runs WHERE id = 7"), digest);
@@ -148,7 +148,7 @@ TEST(StoreSchema, Version3DatabaseMigratesAndTheResultsViewKeepsEveryRow) {
   }
 
   store s(home.path());
-  EXPECT_EQ(s.db().user_version(), 8);
+  EXPECT_EQ(s.db().user_version(), 9);
   EXPECT_EQ(rows_of(s.db(), "copy_bandwidth_pct"), before);
   EXPECT_EQ(query_int(s.db(), "SELECT count(*) FROM variant_results"), 3);
   EXPECT_EQ(query_text(s.db(), "SELECT compilation_id || ',' || measurement_id FROM "

@@ -84,7 +84,7 @@ TEST_F(Store, CreatesTheHomeWithDatabaseAndObjectStore) {
   EXPECT_EQ(s.home(), home_);
   EXPECT_TRUE(fs::is_regular_file(home_ / "blaster.db"));
   EXPECT_TRUE(fs::is_directory(home_ / "cas"));
-  EXPECT_EQ(s.db().user_version(), 8);
+  EXPECT_EQ(s.db().user_version(), 9);
   const std::string digest = s.cas().put("report");
   EXPECT_TRUE(fs::exists(home_ / "cas" / digest.substr(0, 2) / digest));
 }

@@ -69,7 +69,10 @@ void reject(variant_result& r, reason_code reason, std::string message) {
 void compile_stage(const bench_options& options, store& records, compile_cache& cache,
                    bool device_present, bench_report& report, compiled_candidates& out) {
   const task_spec& task = out.task;
-  auto files = discover_candidates(options.root, task.name, options.candidates);
+  auto files = discover_candidates(options.root, task.name,
+                                   options.baseline_only ? std::vector<std::filesystem::path>{}
+                                                         : options.candidates);
+  if (options.baseline_only) files.resize(1);
   if (options.skip_baseline) files.erase(files.begin());
   report.task = task.name;
   report.title = task.title;
