@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/candidate_frontend.hpp"
 #include "core/cas_store.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -39,6 +40,11 @@ std::optional<compile_output> compile_cache::find(const std::string& key) const 
     out.log = bounded_log(entry.at("log").get<std::string>());
     out.options = entry.at("options").get<std::vector<std::string>>();
     out.lowered_names = entry.at("lowered_names").get<std::map<std::string, std::string>>();
+    // Entries of NVRTC's compiles from before other frontends have neither.
+    for (const auto& [name, k] : entry.value("kernels", nlohmann::json::object()).items()) {
+      out.kernels[name] = frontend_kernel_from_json(k);
+    }
+    out.toolchain = entry.value("toolchain", "");
     if (out.ok) {
       auto cubin = cas_.get(entry.at("cubin_sha256").get<std::string>());
       auto ptx = cas_.get(entry.at("ptx_sha256").get<std::string>());
@@ -61,6 +67,12 @@ void compile_cache::put(const compile_output& output) {
       {"options", output.options},
       {"lowered_names", output.lowered_names},
   };
+  if (!output.kernels.empty()) {
+    nlohmann::json kernels = nlohmann::json::object();
+    for (const auto& [name, k] : output.kernels) kernels[name] = to_json(k);
+    entry["kernels"] = kernels;
+  }
+  if (!output.toolchain.empty()) entry["toolchain"] = output.toolchain;
   if (output.ok) {
     entry["cubin_sha256"] = cas_.put(output.cubin);
     entry["ptx_sha256"] = cas_.put(output.ptx);
@@ -77,7 +89,7 @@ template <class Compile>
 compile_output cached(const compile_request& request, compile_cache* cache, Compile miss) {
   if (cache == nullptr) return miss();
   const auto started = std::chrono::steady_clock::now();
-  const std::string key = compile_key(request);
+  const std::string key = frontend_for(request.kind).key(request);
   if (auto hit = cache->find(key)) {
     // What the entry does not hold comes from the request itself.
     hit->sources_sha256 = sources_sha256(request);
@@ -100,7 +112,8 @@ compile_output compile_cached(const compile_request& request, compile_cache* cac
 
 compile_output compile_sandboxed_cached(const compile_request& request, compile_cache* cache,
                                         const compile_limits& limits) {
-  return cached(request, cache, [&] { return compile_sandboxed(request, limits); });
+  return cached(request, cache,
+                [&] { return frontend_for(request.kind).compile(request, limits); });
 }
 
 }  // namespace blaster

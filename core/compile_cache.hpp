@@ -31,10 +31,11 @@ class compile_cache {
 // process and stores on a miss. With no cache, just compiles. Never for a candidate.
 compile_output compile_cached(const compile_request& request, compile_cache* cache);
 
-// A candidate (untrusted source): looks the request up first, so that a hit starts no process;
-// compiles in the compile sandbox (core/compile_sandbox.hpp) on a miss, and stores what NVRTC
-// finished. An outcome the limits decided (a refusal) is not stored: it says nothing of what a
-// compile under other limits would do.
+// A candidate (untrusted source): looks the request up first, by its frontend's key, so that a
+// hit starts no process; has its frontend (core/candidate_frontend.hpp) compile it on a miss, in
+// the compile sandbox where it runs code, and stores what the compiler finished. An outcome the
+// limits decided (a refusal) is not stored: it says nothing of what a compile under other limits
+// would do.
 compile_output compile_sandboxed_cached(const compile_request& request, compile_cache* cache,
                                         const compile_limits& limits);
 

@@ -15,9 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/candidate_frontend.hpp"
 #include "core/error.hpp"
 #include "core/file_confinement.hpp"
 #include "core/file_io.hpp"
+#include "core/frontends/triton_frontend.hpp"
 #include "core/include_policy.hpp"
 #include "core/sha256.hpp"
 #include "core/worker_process.hpp"
@@ -40,9 +42,27 @@ std::string request_cbor(const compile_request& r) {
   json headers = json::array();
   for (const auto& h : r.headers)
     headers.push_back({{"name", h.name}, {"content", bytes(h.content)}});
-  const json j = {
-      {"source", bytes(r.source)}, {"file_name", bytes(r.file_name)},        {"arch", r.arch},
-      {"defines", r.defines},      {"name_expressions", r.name_expressions}, {"headers", headers}};
+  json arguments = json::array();
+  for (const auto& a : r.triton.arguments) {
+    arguments.push_back({{"pointer", a.pointer}, {"type", name_of(a.type)}});
+  }
+  const json triton = {{"python", r.triton.python},
+                       {"function", r.triton.function},
+                       {"arguments", arguments},
+                       {"constexprs", r.triton.constexprs},
+                       {"num_warps", r.triton.num_warps},
+                       {"num_stages", r.triton.num_stages},
+                       {"interpreter", r.triton.interpreter},
+                       {"version", r.triton.version},
+                       {"readable", r.triton.readable}};
+  const json j = {{"kind", to_string(r.kind)},
+                  {"source", bytes(r.source)},
+                  {"file_name", bytes(r.file_name)},
+                  {"arch", r.arch},
+                  {"defines", r.defines},
+                  {"name_expressions", r.name_expressions},
+                  {"headers", headers},
+                  {"triton", triton}};
   const std::vector<std::uint8_t> out = json::to_cbor(j);
   return std::string(out.begin(), out.end());
 }
@@ -58,11 +78,32 @@ compile_request request_from_cbor(const std::string& cbor) {
   for (const auto& h : j.at("headers")) {
     r.headers.push_back({h.at("name").get<std::string>(), text(h.at("content"))});
   }
+  for (const candidate_kind kind : {candidate_kind::cuda, candidate_kind::triton,
+                                    candidate_kind::ptx, candidate_kind::cubin}) {
+    if (j.at("kind").get<std::string>() == to_string(kind)) r.kind = kind;
+  }
+  const json& t = j.at("triton");
+  r.triton.python = t.at("python").get<std::string>();
+  r.triton.function = t.at("function").get<std::string>();
+  for (const auto& a : t.at("arguments")) {
+    const auto type = parse_dtype(a.at("type").get<std::string>());
+    if (!type) BLASTER_THROW("the compile request names an unknown type");
+    r.triton.arguments.push_back({a.at("pointer").get<bool>(), *type});
+  }
+  r.triton.constexprs = t.at("constexprs").get<std::map<std::string, std::string>>();
+  r.triton.num_warps = t.at("num_warps").get<int>();
+  r.triton.num_stages = t.at("num_stages").get<int>();
+  r.triton.interpreter = t.at("interpreter").get<std::string>();
+  r.triton.version = t.at("version").get<std::string>();
+  r.triton.readable = t.at("readable").get<std::vector<std::string>>();
   return r;
 }
 
 std::string output_cbor(const compile_output& o) {
+  json kernels = json::object();
+  for (const auto& [name, k] : o.kernels) kernels[name] = to_json(k);
   const json j = {{"ok", o.ok},
+                  {"kernels", kernels},
                   {"log", bytes(o.log)},
                   {"cubin", bytes(o.cubin)},
                   {"ptx", bytes(o.ptx)},
@@ -81,6 +122,9 @@ void read_output_cbor(const std::string& cbor, compile_output& o) {
   o.ptx = text(j.at("ptx"));
   o.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
   o.refusal = j.at("refusal").get<std::string>();
+  for (const auto& [name, k] : j.at("kernels").items()) {
+    o.kernels[name] = frontend_kernel_from_json(k);
+  }
 }
 
 // At most one compiling child per hardware thread, whatever thread asks: files and their
@@ -199,8 +243,11 @@ void refuse(compile_output& out, std::string why) {
 compile_output compile_sandboxed(const compile_request& request, const compile_limits& limits) {
   const auto started = std::chrono::steady_clock::now();
   compile_output out;
-  out.options = nvrtc_options(request);
-  out.key = compile_key(request);
+  const bool nvrtc = request.kind == candidate_kind::cuda;
+  // The compiler the messages name.
+  const std::string_view compiler = nvrtc ? "NVRTC" : "Triton";
+  if (nvrtc) out.options = nvrtc_options(request);
+  out.key = frontend_for(request.kind).key(request);
   out.sources_sha256 = sources_sha256(request);
   for (const auto& h : request.headers) out.header_sha256[h.name] = sha256_hex(h.content);
   auto finish = [&]() -> compile_output {
@@ -209,7 +256,8 @@ compile_output compile_sandboxed(const compile_request& request, const compile_l
             .count();
     return std::move(out);
   };
-  if (std::string why = check_preprocessor_inputs(request); !why.empty()) {
+  if (std::string why = nvrtc ? check_preprocessor_inputs(request) : std::string();
+      !why.empty()) {
     refuse(out, std::move(why));
     return finish();
   }
@@ -237,10 +285,12 @@ compile_output compile_sandboxed(const compile_request& request, const compile_l
     BLASTER_THROW("cannot start the compile sandbox {}: {}", executable.string(), outcome.error);
   }
   if (outcome.how == worker_outcome::ending::timed_out) {
-    refuse(out, fmt::format("NVRTC did not finish within the compile deadline of {:g} s and was "
-                            "stopped (templates or constexpr evaluation that grow without bound "
-                            "do this); --compile-timeout SECONDS raises the limit",
-                            limits.timeout.count() / 1000.0));
+    refuse(out, fmt::format("{} did not finish within the compile deadline of {:g} s and was "
+                            "stopped ({}); --compile-timeout SECONDS raises the limit",
+                            compiler, limits.timeout.count() / 1000.0,
+                            nvrtc ? "templates or constexpr evaluation that grow without bound "
+                                    "do this"
+                                  : "code that runs at compile time and does not end does this"));
     return finish();
   }
   const std::optional<std::string> result = read_file_if_exists(dir.path() / "result.cbor");
@@ -251,16 +301,16 @@ compile_output compile_sandboxed(const compile_request& request, const compile_l
       BLASTER_THROW("the compile sandbox wrote a result that does not read back: {}", e.what());
     }
     if (!out.ok && out.refusal.empty() && log_says_out_of_memory(out.log)) {
-      refuse(out, fmt::format("NVRTC ran out of memory under the compile memory cap of {} (peak "
+      refuse(out, fmt::format("{} ran out of memory under the compile memory cap of {} (peak "
                               "resident {}); --compile-memory GIB raises the cap",
-                              gib(limits.memory_bytes), mib(out.peak_memory_bytes)));
+                              compiler, gib(limits.memory_bytes), mib(out.peak_memory_bytes)));
     }
     return finish();
   }
   if (says_out_of_memory(dir.path() / "stderr.txt")) {
-    refuse(out, fmt::format("NVRTC ran out of memory under the compile memory cap of {} and "
+    refuse(out, fmt::format("{} ran out of memory under the compile memory cap of {} and "
                             "ended (peak resident {}); --compile-memory GIB raises the cap",
-                            gib(limits.memory_bytes), mib(out.peak_memory_bytes)));
+                            compiler, gib(limits.memory_bytes), mib(out.peak_memory_bytes)));
   } else if (outcome.how == worker_outcome::ending::exited && outcome.exit_code == 127) {
     refuse(out, fmt::format("the compiler process could not start under the compile memory cap "
                             "of {}; --compile-memory GIB raises the cap",
@@ -286,6 +336,11 @@ int run_compile_child(const std::filesystem::path& dir) {
   try {
     const compile_request request = request_from_cbor(read_file(dir / "request.cbor"));
     compile_output out;
+    if (request.kind == candidate_kind::triton) {
+      out = compile_triton_in_child(request, dir);
+      write_file_atomically(dir / "result.cbor", output_cbor(out), 0600);
+      return 0;
+    }
     // The parent checked the request; the child trusts no one and checks again.
     std::string why = check_preprocessor_inputs(request);
     if (why.empty()) {

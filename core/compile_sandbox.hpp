@@ -20,6 +20,8 @@ struct compile_limits {
   // The blaster executable whose hidden `__compile` subcommand runs NVRTC; empty: the one
   // running now.
   std::filesystem::path executable;
+  // The interpreter that compiles Triton candidates (--python); empty: python3 on PATH.
+  std::filesystem::path python;
 };
 
 // Compiles an untrusted source in a supervised child, `blaster __compile DIR`: NVRTC runs there

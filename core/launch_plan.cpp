@@ -11,6 +11,12 @@ launch_plan parse_launch_plan(std::string_view source, std::string_view file_nam
   return detail::read_launch_plan(source, file_name);
 }
 
+launch_plan parse_launch_plan_json(std::string_view source, std::string_view file_name,
+                                   std::size_t json_begin, std::size_t json_end,
+                                   plan_dialect dialect) {
+  return detail::read_launch_plan_json(source, file_name, json_begin, json_end, dialect);
+}
+
 std::int64_t evaluate_at(const plan_expression& e, const symbol_table& symbols,
                          std::string_view file_name) {
   try {

@@ -50,7 +50,16 @@ struct launch_plan {
   bool cooperative = false;
   std::optional<dim3_expr> cluster;
   std::optional<plan_expression> max_dynamic_shared_bytes;  // [bytes]
+  // A Triton plan's "source": the kernel taken from another file, "PATH::function"; none when
+  // the plan's own file holds it.
+  std::optional<std::string> source;
+  source_position source_where;
 };
+
+// The rules a plan is read by, per kind of candidate: a .cu's plan (every key); a Triton plan
+// (no block or shared_bytes, which Triton decides; "source" may name another file's function);
+// the plan beside a precompiled image (no params: the image has one configuration).
+enum class plan_dialect { cuda, triton, precompiled };
 
 // More configurations than this is a mistake, not a sweep; refused while parsing.
 inline constexpr std::size_t max_param_configurations = 65536;
@@ -59,6 +68,12 @@ inline constexpr std::size_t max_param_configurations = 65536;
 // .cu file: a missing or unterminated comment, bad JSON, unknown or duplicate keys, wrong types,
 // and malformed expressions (at the exact character inside the expression).
 launch_plan parse_launch_plan(std::string_view source, std::string_view file_name);
+
+// The plan whose JSON text is source[json_begin, json_end), where a Triton file or a plan file
+// keeps it; errors point into `source` as parse_launch_plan's do.
+launch_plan parse_launch_plan_json(std::string_view source, std::string_view file_name,
+                                   std::size_t json_begin, std::size_t json_end,
+                                   plan_dialect dialect);
 
 // Evaluates one plan expression; an expression_error becomes an input_error "file:line:col: ...".
 std::int64_t evaluate_at(const plan_expression& e, const symbol_table& symbols,

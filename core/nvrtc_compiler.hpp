@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/frontend_kernel.hpp"
+
 namespace blaster {
 
 // A header NVRTC receives in memory (nvrtcCreateProgram's headers), under the name the source
@@ -17,15 +19,32 @@ struct header_file {
   std::string content;
 };
 
-// One translation unit for NVRTC. The harness adds its standard options (architecture, C++
-// standard, include path, verbose ptxas) to what the request names.
+// What a Triton variant compiles with besides its source (core/frontends/triton_frontend.hpp).
+struct triton_options {
+  std::string python;    // the interpreter named by --python; empty: python3 on PATH
+  std::string function;  // the @triton.jit function the plan launches
+  std::vector<kernel_argument> arguments;         // its runtime arguments, in order
+  std::map<std::string, std::string> constexprs;  // the params but num_warps and num_stages
+  int num_warps = 4;
+  int num_stages = 3;
+  // Filled by the frontend from its probe of `python` before the sandbox starts: the interpreter
+  // itself, triton's version, and the folders the interpreter reads (its prefix, its sys.path).
+  std::string interpreter;
+  std::string version;
+  std::vector<std::string> readable;
+};
+
+// One variant for its frontend; for NVRTC one translation unit, to whose options the harness
+// adds its standard ones (architecture, C++ standard, include path, verbose ptxas).
 struct compile_request {
+  candidate_kind kind = candidate_kind::cuda;
   std::string source;
   std::string file_name;  // as NVRTC prints it in the log
   std::string arch = "sm_90a";
   std::vector<std::string> defines;           // "VEC=4" becomes -DVEC=4
   std::vector<std::string> name_expressions;  // kernels to look up, e.g. "rows<4>"
   std::vector<header_file> headers;           // the kernels/common headers it includes
+  triton_options triton;                      // kind triton only
 };
 
 struct compile_output {
@@ -47,7 +66,17 @@ struct compile_output {
   // its end. Such an outcome depends on the limits, not only on the source: it is never cached.
   std::string refusal;
   std::uint64_t peak_memory_bytes = 0;  // [bytes] the compiling child's peak resident memory
+  // Per name expression, what a frontend other than NVRTC knows of its kernel (frontend_kernel);
+  // empty for NVRTC, whose plan and PTX say it.
+  std::map<std::string, frontend_kernel> kernels;
+  std::string toolchain;  // the compiler besides NVRTC and its version: "triton 3.6.0"
 };
+
+// What the worker loads: the cubin, or the PTX where a frontend gave none (the driver compiles
+// it as it loads it).
+inline const std::string& module_image(const compile_output& output) {
+  return output.cubin.empty() ? output.ptx : output.cubin;
+}
 
 // [bytes] The most of NVRTC's log that blaster keeps, prints or stores.
 inline constexpr std::size_t max_log_bytes = 64 * 1024;

@@ -13,10 +13,10 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "benchmarking/candidate/kernel_binding.hpp"
 #include "core/compile_cache.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "core/include_policy.hpp"
 
 namespace blaster {
 
@@ -178,10 +178,10 @@ std::vector<compile_output> compile_all(const std::vector<compile_request>& requ
   return out;
 }
 
-std::vector<std::filesystem::path> cu_files_in(const std::filesystem::path& folder) {
+std::vector<std::filesystem::path> candidate_files_in(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".cu") files.push_back(entry.path());
+    if (entry.is_regular_file() && candidate_kind_of(entry.path())) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -202,17 +202,17 @@ std::vector<std::filesystem::path> discover_candidates(
   };
   if (given.empty()) {
     if (const auto kernels = root / "kernels" / task; std::filesystem::is_directory(kernels)) {
-      add_all(cu_files_in(kernels));
+      add_all(candidate_files_in(kernels));
     }
     return files;
   }
   for (const auto& path : given) {
     if (std::filesystem::is_directory(path)) {
-      const auto found = cu_files_in(path);
+      const auto found = candidate_files_in(path);
       if (found.empty()) {
         BLASTER_INPUT_ERROR(
-            "{}: no .cu files in this folder; name a candidate file or a folder "
-            "that holds some",
+            "{}: no candidate files (.cu, .py, .ptx, .cubin) in this folder; name a candidate "
+            "file or a folder that holds some",
             path.string());
       }
       add_all(found);
@@ -234,32 +234,33 @@ candidate_file read_candidate(const std::filesystem::path& file, const compile_l
   candidate_file result;
   result.file = file;
   result.name = file.stem().string();
+  result.kind = candidate_kind_of(file).value_or(candidate_kind::cuda);
   result.compile_error = read_source(file, limits.max_source_bytes, result.source);
-  if (result.compile_error.empty()) result.compile_error = check_text(result.source, file);
+  // A cubin is machine code; every other kind is text that its compiler reads.
+  if (result.compile_error.empty() && result.kind != candidate_kind::cubin) {
+    result.compile_error = check_text(result.source, file);
+  }
   if (!result.compile_error.empty()) return result;
-  compile_request sources;  // what the sources digest covers: the source, then its headers
+  compile_request sources;  // what the sources digest covers: the source, then its companions
   sources.source = result.source;
   result.sources_sha256 = sources_sha256(sources);
+  frontend_plan read;
   try {
-    result.plan = parse_launch_plan(result.source, file.string());
+    read = frontend_for(result.kind)
+               .read_plan(file, result.source,
+                          {.limits = limits, .common_headers = common_headers});
   } catch (const input_error& e) {
     result.plan_error = e.what();
     return result;
   }
-  result.plan_error = check_plan_limits(*result.plan, file, limits);
-  try {
-    if (result.plan_error.empty()) {
-      result.headers = resolve_includes(
-          result.source, file.string(),
-          {.toolkit = cuda_include_dirs(), .common = common_headers_in(common_headers)});
-    }
-  } catch (const input_error& e) {
-    result.compile_error = e.what();
-  }
+  result.plan = std::move(read.plan);
+  result.plan_error = check_plan_limits(*result.plan, result.plan->file, limits);
+  if (result.plan_error.empty()) result.compile_error = read.compile_error;
   if (!result.plan_error.empty() || !result.compile_error.empty()) {
     result.plan.reset();
     return result;
   }
+  result.headers = std::move(read.companions);
   sources.headers = result.headers;
   result.sources_sha256 = sources_sha256(sources);
   return result;
@@ -267,41 +268,45 @@ candidate_file read_candidate(const std::filesystem::path& file, const compile_l
 
 candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
                               compile_cache* cache, const compile_limits& limits,
-                              const std::filesystem::path& common_headers) {
+                              const std::filesystem::path& common_headers, const task_spec* task) {
   candidate_file result = read_candidate(file, limits, common_headers);
   if (!result.plan) return result;
+  const candidate_frontend& frontend = frontend_for(result.kind);
+  frontend_plan plan;
+  plan.plan = *result.plan;
+  plan.companions = result.headers;
+  std::vector<std::vector<kernel_argument>> arguments;
+  if (task != nullptr && result.kind == candidate_kind::triton) {
+    try {
+      arguments = plan_argument_types(*result.plan, *task);
+    } catch (const input_error& e) {
+      result.plan_error = e.what();
+      result.plan.reset();
+      return result;
+    }
+  }
   std::vector<compile_request> requests;  // one per variant, in order
   for (const auto& params : expand_params(*result.plan)) {
     candidate_variant v;
     v.candidate = result.name;
     v.params = params;
     std::vector<std::string> assignments;
-    compile_request request;
-    request.source = result.source;
-    request.file_name = file.filename().string();
-    request.arch = arch;
-    request.headers = result.headers;
     for (const auto& [name, values] : result.plan->params) {  // declaration order
-      const std::string& value = params.at(name);
-      assignments.push_back(fmt::format("{}={}", name, value));
-      // A param the kernel name mentions is a template argument; any other is a -D define.
-      const bool template_argument = std::any_of(
-          result.plan->launch.begin(), result.plan->launch.end(), [&](const launch_step& step) {
-            return instantiate_kernel_name(step.kernel, {{name, "\x01"}}) != step.kernel;
-          });
-      if (!template_argument) request.defines.push_back(fmt::format("{}={}", name, value));
+      assignments.push_back(fmt::format("{}={}", name, params.at(name)));
     }
     v.label = assignments.empty() ? result.name
                                   : fmt::format("{}[{}]", result.name, fmt::join(assignments, ","));
     for (const auto& step : result.plan->launch) {
       v.kernels.push_back(instantiate_kernel_name(step.kernel, params));
     }
-    request.name_expressions = v.kernels;
-    std::sort(request.name_expressions.begin(), request.name_expressions.end());
-    request.name_expressions.erase(
-        std::unique(request.name_expressions.begin(), request.name_expressions.end()),
-        request.name_expressions.end());
-    requests.push_back(std::move(request));
+    requests.push_back(frontend.request({.file = file,
+                                         .source = result.source,
+                                         .plan = plan,
+                                         .params = v.params,
+                                         .kernels = v.kernels,
+                                         .arch = arch,
+                                         .arguments = arguments,
+                                         .limits = limits}));
     result.variants.push_back(std::move(v));
   }
   // The variants of a file are independent: they compile side by side.

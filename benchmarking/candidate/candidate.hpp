@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/candidate_frontend.hpp"
 #include "core/compile_sandbox.hpp"
 #include "core/launch_plan.hpp"
 #include "core/nvrtc_compiler.hpp"
@@ -17,6 +18,7 @@
 namespace blaster {
 
 class compile_cache;
+struct task_spec;
 
 // One configuration of a candidate: its params fixed, compiled for one architecture.
 struct candidate_variant {
@@ -32,13 +34,16 @@ struct candidate_variant {
 struct candidate_file {
   std::filesystem::path file;
   std::string name;
+  candidate_kind kind = candidate_kind::cuda;  // by the file's extension: its frontend
   std::string source;  // empty when the file is over the source size limit: it was not read
   std::optional<launch_plan> plan;  // none when the file was refused before any compile
   std::string plan_error;  // "file:line:col: ..." when the plan did not parse or is over a limit
   // Why the source was refused before NVRTC ran: over the size limit, or an include that the
   // include policy does not allow ("file:line:col: ...").
   std::string compile_error;
-  std::vector<header_file> headers;  // the kernels/common headers it includes, by name
+  // Its frontend's companions (frontend_plan): the kernels/common headers a .cu includes, the
+  // plan beside a precompiled image, the function a Triton plan takes from another file.
+  std::vector<header_file> headers;
   // SHA-256 of the source and those headers, by name and content (nvrtc_compiler.hpp); empty
   // when the source was not read.
   std::string sources_sha256;
@@ -48,8 +53,9 @@ struct candidate_file {
 // The project's shared headers, which a candidate includes as "common/NAME": kernels/common/.
 std::filesystem::path common_headers_folder(const std::filesystem::path& root);
 
-// init.cu of the task first (the baseline), then the given files (a folder stands for the .cu
-// files in it) or, when none are given, kernels/<task>/*.cu; folders are listed in name order.
+// init.cu of the task first (the baseline), then the given files (a folder stands for the
+// candidate files in it: .cu, .py, .ptx and .cubin) or, when none are given, those of
+// kernels/<task>/; folders are listed in name order.
 std::vector<std::filesystem::path> discover_candidates(
     const std::filesystem::path& root, const std::string& task,
     const std::vector<std::filesystem::path>& given);
@@ -65,8 +71,11 @@ candidate_file read_candidate(const std::filesystem::path& file, const compile_l
 // checked first: a file over the size limit is refused from its size, unread. A refusal, a bad plan
 // or a compile error is recorded in the result, not thrown: it is a verdict about the candidate.
 // `common_headers` is the kernels/common folder; empty: the candidate may include no shared header.
+// `task` types the plan's arguments for a frontend that compiles from them (Triton); without
+// it a Triton file's variants are compile errors that say so.
 candidate_file load_candidate(const std::filesystem::path& file, const std::string& arch,
                               compile_cache* cache, const compile_limits& limits = {},
-                              const std::filesystem::path& common_headers = {});
+                              const std::filesystem::path& common_headers = {},
+                              const task_spec* task = nullptr);
 
 }  // namespace blaster

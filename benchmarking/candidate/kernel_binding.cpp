@@ -37,6 +37,44 @@ std::string_view kind_name(arg_kind kind) {
 
 }  // namespace
 
+std::vector<std::vector<kernel_argument>> plan_argument_types(const launch_plan& plan,
+                                                              const task_spec& task) {
+  auto is_scratch = [&](const std::string& name) {
+    return std::any_of(plan.scratch.begin(), plan.scratch.end(),
+                       [&](const auto& s) { return s.first == name; });
+  };
+  std::vector<std::vector<kernel_argument>> out;
+  for (const auto& step : plan.launch) {
+    std::vector<kernel_argument>& types = out.emplace_back();
+    for (const auto& arg : step.args) {
+      const std::string name = arg.expr.is_identifier() ? arg.expr.symbols().front() : "";
+      const buffer_spec* buffer = task.find_buffer(name);
+      const symbol_spec* symbol = task.find_symbol(name);
+      if (buffer != nullptr) {
+        types.push_back({.pointer = true, .type = buffer->type});
+      } else if (!name.empty() && is_scratch(name)) {
+        types.push_back({.pointer = true, .type = dtype::i8});
+      } else if (symbol != nullptr && is_floating(symbol->type)) {
+        types.push_back({.pointer = false, .type = symbol->type});
+      } else {
+        kernel_argument integer{.pointer = false, .type = dtype::i32};
+        for (const auto& used : arg.expr.symbols()) {
+          const symbol_spec* s = task.find_symbol(used);
+          if (s != nullptr && is_floating(s->type)) {
+            fail_at(plan.file, arg.where,
+                    fmt::format("{} is a floating-point symbol; only a bare {} may be passed, "
+                                "expressions are integer",
+                                used, used));
+          }
+          if (s != nullptr && s->type == dtype::i64) integer.type = dtype::i64;
+        }
+        types.push_back(integer);
+      }
+    }
+  }
+  return out;
+}
+
 std::size_t resolved_arg::bytes() const {
   return kind == arg_kind::i32 || kind == arg_kind::f32 ? 4 : 8;
 }
@@ -117,6 +155,9 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     resolved_launch launch;
     launch.kernel = variant.kernels.at(s);
     launch.lowered = variant.compiled.lowered_names.at(launch.kernel);
+    const auto known = variant.compiled.kernels.find(launch.kernel);
+    const frontend_kernel* compiled =
+        known == variant.compiled.kernels.end() ? nullptr : &known->second;
     // The harness's own kernels (L2 and instruction sweeps, checks, probes) are told apart from
     // the plan's by name when CUPTI and ncu count: a candidate may not take one of their names.
     if (launch.lowered.starts_with(harness_kernel_prefix)) {
@@ -131,7 +172,9 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
     std::int64_t threads = 1;
     for (int d = 0; d < 3; ++d) {
       const std::int64_t g = evaluate_at(step.grid[d], symbols, file);
-      const std::int64_t b = evaluate_at(step.block[d], symbols, file);
+      const std::int64_t b = compiled != nullptr && compiled->block
+                                 ? static_cast<std::int64_t>((*compiled->block)[d])
+                                 : evaluate_at(step.block[d], symbols, file);
       const std::int64_t grid_limit = d == 0 ? std::numeric_limits<std::int32_t>::max() : 65535;
       if (g < 1 || g > grid_limit) {
         fail_at(file, step.grid[d].where,
@@ -160,7 +203,8 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
       fail_at(file, step.block[0].where,
               fmt::format("a block of {} threads; at most {}", threads, max_threads_per_block));
     }
-    const std::int64_t shared = evaluate_at(step.shared_bytes, symbols, file);
+    const std::int64_t shared = evaluate_at(step.shared_bytes, symbols, file) +
+                                (compiled != nullptr ? compiled->shared_bytes : 0);
     if (shared < 0 || shared > max_dynamic_shared_bytes) {
       fail_at(file, step.shared_bytes.where,
               fmt::format("{} bytes of dynamic shared memory; it must be in [0, {}]", shared,
@@ -201,10 +245,39 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
       }
       launch.args.push_back(a);
     }
+    // The compiler's scratch: per block of this launch's grid, after the plan's arguments.
+    for (const compiler_scratch& scratch : compiled != nullptr ? compiled->scratch
+                                                               : std::vector<compiler_scratch>{}) {
+      resolved_arg a;
+      a.text = scratch.name;
+      a.kind = arg_kind::pointer;
+      if (scratch.block_bytes > 0) {
+        const std::uint64_t blocks =
+            std::uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2];
+        std::uint64_t bytes = 0;
+        if (__builtin_mul_overflow(blocks, scratch.block_bytes, &bytes) ||
+            bytes > static_cast<std::uint64_t>(max_case_bytes)) {
+          fail_at(file, step.where,
+                  fmt::format("{} asks for {} bytes of {} per block, {} blocks in case {}: over "
+                              "the limit of {} GiB",
+                              launch.kernel, scratch.block_bytes, scratch.name, blocks, c.name,
+                              max_case_bytes >> 30));
+        }
+        a.buffer = fmt::format("launch{}.{}", s + 1, scratch.name);
+        out.scratch.emplace_back(a.buffer, static_cast<std::int64_t>(bytes));
+      }
+      launch.args.push_back(a);
+    }
 
-    auto entry = ptx.find(launch.lowered);
-    if (entry != ptx.end()) {
-      const auto& params = entry->second;
+    // The frontend's parameter list where it gave one, and the PTX's where the PTX has the
+    // entry: a Triton kernel is held to both.
+    std::vector<std::vector<ptx_parameter>> lists;
+    if (compiled != nullptr) {
+      std::vector<ptx_parameter>& list = lists.emplace_back();
+      for (const auto& p : compiled->parameters) list.push_back({p.bytes, p.kind});
+    }
+    if (auto entry = ptx.find(launch.lowered); entry != ptx.end()) lists.push_back(entry->second);
+    for (const auto& params : lists) {
       if (params.size() != launch.args.size()) {
         fail_at(file, step.where,
                 fmt::format("{} takes {} parameters; the plan passes {}", launch.kernel,
@@ -216,7 +289,7 @@ resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& var
         const bool is_float = params[i].kind == 'f';
         const bool known_kind = params[i].kind != 'b';
         if (params[i].bytes != a.bytes() || (known_kind && want_float != is_float)) {
-          fail_at(file, step.args[i].where,
+          fail_at(file, i < step.args.size() ? step.args[i].where : step.where,
                   fmt::format("argument {} (\"{}\") is {} ({} bytes) but parameter {} of {} is "
                               "{} bytes{}",
                               i + 1, a.text, kind_name(a.kind), a.bytes(), i + 1, launch.kernel,
@@ -270,6 +343,7 @@ launch_sequence::launch_sequence(const resolved_plan& plan, const cuda::module& 
       std::byte* slot = b.storage.data() + offset;
       switch (a.kind) {
         case arg_kind::pointer: {
+          if (a.buffer.empty()) break;  // a null pointer: the slot is zero
           auto it = buffers.find(a.buffer);
           if (it == buffers.end()) BLASTER_THROW("no device buffer bound for {}", a.buffer);
           std::memcpy(slot, &it->second, sizeof(CUdeviceptr));

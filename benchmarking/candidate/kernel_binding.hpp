@@ -26,7 +26,7 @@ enum class arg_kind { pointer, i32, i64, f32, f64 };
 struct resolved_arg {
   std::string text;  // as the plan wrote it
   arg_kind kind = arg_kind::i32;
-  std::string buffer;        // pointer only
+  std::string buffer;        // pointer only; empty: a null pointer (a compiler's empty scratch)
   std::int64_t integer = 0;  // i32, i64
   double real = 0.0;         // f32, f64
   [[nodiscard]] std::size_t bytes() const;
@@ -60,9 +60,18 @@ struct resolved_plan {
   unsigned max_dynamic_shared_bytes = 0;  // [bytes] 0: what each launch asks for
 };
 
+// The type of each argument of each launch step, as a frontend that compiles a kernel from its
+// call (Triton) needs it: a buffer is a pointer to its dtype (a scratch buffer to bytes, i8), a
+// floating-point symbol its type, and an integer expression i32, or i64 when it reads an i64
+// symbol. An input_error pointing into the file names an argument no type fits.
+std::vector<std::vector<kernel_argument>> plan_argument_types(const launch_plan& plan,
+                                                              const task_spec& task);
+
 // Evaluates the plan for a case and checks what can be checked without a GPU: names, grid and
 // block limits, shared memory, and each argument's size and kind against the kernel's PTX
-// parameters. Every problem is an input_error pointing into the candidate file.
+// parameters. What the frontend says of a kernel (frontend_kernel) is applied here: its block,
+// its dynamic shared memory added to the plan's, and its scratch, allocated per block of the
+// grid as a buffer "launchN.NAME" and passed after the plan's arguments. Every problem is an input_error pointing into the candidate file.
 resolved_plan resolve_plan(const launch_plan& plan, const candidate_variant& variant,
                            const task_spec& task, const task_case& c);
 

@@ -212,7 +212,8 @@ nlohmann::json to_json(const worker_request& r) {
             {"max_source_bytes", r.compile.max_source_bytes},
             {"max_launches", r.compile.max_launches},
             {"max_variants", r.compile.max_variants},
-            {"executable", r.compile.executable.string()}}}};
+            {"executable", r.compile.executable.string()},
+            {"python", r.compile.python.string()}}}};
 }
 
 worker_request worker_request_from_json(const nlohmann::json& j) {
@@ -254,6 +255,7 @@ worker_request worker_request_from_json(const nlohmann::json& j) {
   r.compile.max_launches = compile.at("max_launches").get<std::size_t>();
   r.compile.max_variants = compile.at("max_variants").get<std::size_t>();
   r.compile.executable = compile.at("executable").get<std::string>();
+  r.compile.python = compile.value("python", "");
   return r;
 }
 

@@ -63,7 +63,7 @@ request_end run_request(const std::filesystem::path& request_file,
       worker::worker_context w(request, device->context, device->stream, device->host);
       worker::handler_for(request.phase).run(w, result, current);
       device->stream.synchronize();
-      heap = w.variant != nullptr && cuda::uses_device_heap(w.variant->compiled.cubin);
+      heap = w.variant != nullptr && cuda::uses_device_heap(module_image(w.variant->compiled));
     }
     result.leaving = heap;
     worker::send_result(result);

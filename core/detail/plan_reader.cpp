@@ -61,15 +61,24 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 // Reads and checks the plan; every error names the place in the .cu file.
 class plan_reader {
  public:
-  plan_reader(std::string_view source, std::string_view file) : source_(source), file_(file) {
+  plan_reader(std::string_view source, std::string_view file, plan_dialect dialect)
+      : source_(source), file_(file), dialect_(dialect) {
     line_starts_.push_back(0);
     for (std::size_t i = 0; i < source.size(); ++i) {
       if (source[i] == '\n') line_starts_.push_back(i + 1);
     }
   }
 
-  launch_plan read() {
-    const std::size_t json_begin = locate_comment();
+  launch_plan read() { return read_json(locate_comment()); }
+
+  // The plan whose JSON is source[json_begin, json_end).
+  launch_plan read_span(std::size_t json_begin, std::size_t json_end) {
+    json_end_ = json_end;
+    return read_json(json_begin);
+  }
+
+ private:
+  launch_plan read_json(std::size_t json_begin) {
     const json root = parse_json(json_begin);
     const json_positions positions(source_.substr(json_begin, json_end_ - json_begin));
     if (const auto offset = positions.too_deep()) {
@@ -87,9 +96,26 @@ class plan_reader {
     if (!root.is_object()) {
       fail_value("", "the launch plan must be a JSON object such as {\"launch\": [...]}");
     }
-    check_keys(
-        root, "", "the launch plan",
-        {"launch", "scratch", "params", "cooperative", "cluster", "max_dynamic_shared_bytes"});
+    switch (dialect_) {
+      case plan_dialect::cuda:
+        check_keys(
+            root, "", "the launch plan",
+            {"launch", "scratch", "params", "cooperative", "cluster", "max_dynamic_shared_bytes"});
+        break;
+      case plan_dialect::triton:
+        // Triton's own launcher decides clusters and cooperative grids from the kernel.
+        check_keys(root, "", "a Triton launch plan", {"launch", "scratch", "params", "source"});
+        break;
+      case plan_dialect::precompiled:
+        if (root.contains("params")) {
+          fail(json_begin_ + positions_->key_at(child("", "params")),
+               "a precompiled image has one configuration: \"params\" cannot change it; "
+               "compile each configuration to a file of its own");
+        }
+        check_keys(root, "", "the launch plan of a precompiled image",
+                   {"launch", "scratch", "cooperative", "cluster", "max_dynamic_shared_bytes"});
+        break;
+    }
 
     if (!root.contains("launch")) {
       fail_value("", "the launch plan has no \"launch\": a non-empty array of launch steps");
@@ -103,6 +129,20 @@ class plan_reader {
     }
 
     if (root.contains("scratch")) read_scratch(root.at("scratch"), plan);
+    if (root.contains("source")) {
+      const json& source = root.at("source");
+      const std::string& text = source.is_string() ? source.get_ref<const std::string&>() : "";
+      const std::size_t separator = text.rfind("::");
+      if (separator == std::string::npos || separator == 0 ||
+          !is_identifier(std::string_view(text).substr(separator + 2)) ||
+          has_control_character(text)) {
+        fail_value("/source",
+                   "\"source\" must name a function in another file as \"PATH::function\", "
+                   "such as \"fused_moe.py::fused_moe_kernel\"");
+      }
+      plan.source = text;
+      plan.source_where = position(value_offset("/source") + 1);
+    }
     if (root.contains("params")) {
       plan.params_where = position(json_begin_ + positions_->key_at(child("", "params")));
       read_params(root.at("params"), plan);
@@ -126,7 +166,6 @@ class plan_reader {
     return plan;
   }
 
- private:
   source_position position(std::size_t offset) const {
     const auto next_line = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
     const auto line = static_cast<int>(next_line - line_starts_.begin());
@@ -213,6 +252,7 @@ class plan_reader {
   }
 
   launch_step read_step(const json& step, const std::string& pointer, std::size_t number) {
+    if (dialect_ == plan_dialect::triton) return read_triton_step(step, pointer, number);
     if (!step.is_object()) {
       fail_value(pointer, fmt::format("launch step {} must be an object with \"kernel\", "
                                       "\"grid\", \"block\" and \"args\"",
@@ -250,19 +290,61 @@ class plan_reader {
     } else {
       out.shared_bytes = {expression::parse("0"), position(value_offset(pointer))};
     }
-    if (step.contains("args")) {
-      const json& args = step.at("args");
-      const std::string args_pointer = child(pointer, "args");
-      const std::string type_message =
-          "\"args\" must be an array of buffer names, symbols or integer expressions, such as "
-          "[\"out\", \"x\", \"B*C\"]";
-      if (!args.is_array()) fail_value(args_pointer, type_message);
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        out.args.push_back(
-            read_expression(args[i], child(args_pointer, i), "\"args\"", type_message));
+    if (step.contains("args")) read_args(step.at("args"), child(pointer, "args"), out);
+    return out;
+  }
+
+  // A Triton step names a @triton.jit function; its block (num_warps warps) and dynamic shared
+  // memory are what Triton compiled it for, so the plan does not state them.
+  launch_step read_triton_step(const json& step, const std::string& pointer, std::size_t number) {
+    if (!step.is_object()) {
+      fail_value(pointer, fmt::format("launch step {} must be an object with \"kernel\", "
+                                      "\"grid\" and \"args\"",
+                                      number));
+    }
+    const std::string what = fmt::format("launch step {}", number);
+    for (const char* fixed : {"block", "shared_bytes"}) {
+      if (step.contains(fixed)) {
+        fail(json_begin_ + positions_->key_at(child(pointer, fixed)),
+             fmt::format("a Triton kernel's \"{}\" is what Triton compiles it for (num_warps "
+                         "warps, the shared memory it asks); leave it out, and set num_warps "
+                         "in \"params\"",
+                         fixed));
       }
     }
+    check_keys(step, pointer, what, {"kernel", "grid", "args"});
+    for (const char* required : {"kernel", "grid"}) {
+      if (!step.contains(required)) {
+        fail_value(pointer,
+                   fmt::format("{} has no \"{}\"; a Triton step needs kernel and grid", what,
+                               required));
+      }
+    }
+    launch_step out;
+    const json& kernel = step.at("kernel");
+    const std::string kernel_pointer = child(pointer, "kernel");
+    if (!kernel.is_string() || !is_identifier(kernel.get_ref<const std::string&>())) {
+      fail_value(kernel_pointer, "\"kernel\" must name a @triton.jit function of the file");
+    }
+    out.kernel = kernel.get<std::string>();
+    out.where = position(value_offset(kernel_pointer) + 1);
+    out.grid = read_dim(step.at("grid"), child(pointer, "grid"), "grid");
+    const plan_expression one{expression::parse("1"), out.where};
+    out.block = {one, one, one};
+    out.shared_bytes = {expression::parse("0"), out.where};
+    if (step.contains("args")) read_args(step.at("args"), child(pointer, "args"), out);
     return out;
+  }
+
+  void read_args(const json& args, const std::string& args_pointer, launch_step& out) {
+    const std::string type_message =
+        "\"args\" must be an array of buffer names, symbols or integer expressions, such as "
+        "[\"out\", \"x\", \"B*C\"]";
+    if (!args.is_array()) fail_value(args_pointer, type_message);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      out.args.push_back(
+          read_expression(args[i], child(args_pointer, i), "\"args\"", type_message));
+    }
   }
 
   dim3_expr read_dim(const json& value, const std::string& pointer, std::string_view key) {
@@ -389,6 +471,7 @@ class plan_reader {
 
   std::string_view source_;
   std::string_view file_;
+  plan_dialect dialect_ = plan_dialect::cuda;
   std::vector<std::size_t> line_starts_;
   std::size_t json_begin_ = 0;
   std::size_t json_end_ = 0;
@@ -398,7 +481,13 @@ class plan_reader {
 }  // namespace
 
 launch_plan read_launch_plan(std::string_view source, std::string_view file) {
-  return plan_reader(source, file).read();
+  return plan_reader(source, file, plan_dialect::cuda).read();
+}
+
+launch_plan read_launch_plan_json(std::string_view source, std::string_view file,
+                                  std::size_t json_begin, std::size_t json_end,
+                                  plan_dialect dialect) {
+  return plan_reader(source, file, dialect).read_span(json_begin, json_end);
 }
 
 }  // namespace blaster::detail

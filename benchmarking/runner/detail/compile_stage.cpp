@@ -29,7 +29,7 @@ std::vector<kernel_resources> resources_of(const candidate_variant& v, bool devi
                     [&](const kernel_resources& k) { return k.lowered_name == lowered; })) {
       continue;
     }
-    if (!module) module.emplace(v.compiled.cubin);
+    if (!module) module.emplace(module_image(v.compiled));
     out.push_back(query_kernel_resources(module->function(lowered), lowered));
   }
   return out;
@@ -104,8 +104,8 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   std::vector<std::future<candidate_file>> loading;  // files compile side by side, too
   for (const auto& file : files) {
     loading.push_back(
-        std::async(std::launch::async, [&file, &report, &cache, &limits, &common_headers] {
-          return load_candidate(file, report.arch, &cache, limits, common_headers);
+        std::async(std::launch::async, [&file, &report, &cache, &limits, &common_headers, &task] {
+          return load_candidate(file, report.arch, &cache, limits, common_headers, &task);
         }));
   }
   for (auto& f : loading) out.loaded.push_back(f.get());
@@ -157,7 +157,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
                    ? v.compiled.refusal
                    : fmt::format("{} does not compile for {}", f.file.string(), report.arch));
       } else {
-        r.cubin_sha256 = records.cas().put(v.compiled.cubin);
+        r.cubin_sha256 = records.cas().put(module_image(v.compiled));
         r.status = "compiled";
         try {
           // Every case must resolve before anything runs: a plan that breaks on an edge case

@@ -52,7 +52,8 @@ void load_variant(worker_context& w) {
   w.cas.emplace(r.home / "cas");
   w.cache.emplace(r.home / "cache", *w.cas);
   w.candidate =
-      load_candidate(r.candidate_file, r.arch, &*w.cache, r.compile, common_headers_folder(r.root));
+      load_candidate(r.candidate_file, r.arch, &*w.cache, r.compile, common_headers_folder(r.root),
+                     &w.task);
   if (sha256_hex(w.candidate.source) != r.source_sha256) {
     BLASTER_INPUT_ERROR("{} changed while it was being evaluated", r.candidate_file.string());
   }
@@ -62,7 +63,7 @@ void load_variant(worker_context& w) {
   if (w.variant == nullptr || !w.variant->compiled.ok || !w.candidate.plan) {
     BLASTER_INPUT_ERROR("{}: no compiled variant {}", r.candidate_file.string(), r.variant);
   }
-  w.module.emplace(w.variant->compiled.cubin);
+  w.module.emplace(module_image(w.variant->compiled));
 }
 
 void map_data(worker_context& w) {
