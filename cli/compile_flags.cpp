@@ -38,6 +38,9 @@ void add_compile_limit_flags(CLI::App& command, compile_limit_flags& flags) {
                               "plan_error (default {}, at most {})",
                               defaults.max_variants, max_param_configurations))
       ->check(CLI::Range(std::size_t{1}, max_param_configurations));
+  command.add_option("--python", flags.python,
+                     "the python3 whose triton compiles .py candidates (default: python3 on "
+                     "PATH); a .py candidate is a compile_error where it has no triton");
 }
 
 compile_limits to_compile_limits(const compile_limit_flags& flags) {
@@ -51,6 +54,7 @@ compile_limits to_compile_limits(const compile_limit_flags& flags) {
   if (flags.max_source_bytes) limits.max_source_bytes = *flags.max_source_bytes;
   if (flags.max_launches) limits.max_launches = *flags.max_launches;
   if (flags.max_variants) limits.max_variants = *flags.max_variants;
+  if (flags.python) limits.python = *flags.python;
   return limits;
 }
 
@@ -61,6 +65,7 @@ std::string compile_limit_arguments(const compile_limit_flags& flags) {
   if (flags.max_source_bytes) out += fmt::format(" --max-source-bytes {}", *flags.max_source_bytes);
   if (flags.max_launches) out += fmt::format(" --max-launches {}", *flags.max_launches);
   if (flags.max_variants) out += fmt::format(" --max-variants {}", *flags.max_variants);
+  if (flags.python) out += fmt::format(" --python {}", *flags.python);
   return out;
 }
 

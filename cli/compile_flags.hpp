@@ -18,6 +18,7 @@ struct compile_limit_flags {
   std::optional<std::uint64_t> max_source_bytes;
   std::optional<std::size_t> max_launches;
   std::optional<std::size_t> max_variants;
+  std::optional<std::string> python;  // the interpreter that compiles Triton candidates
 };
 
 void add_compile_limit_flags(CLI::App& command, compile_limit_flags& flags);
