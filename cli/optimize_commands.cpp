@@ -1,6 +1,5 @@
 // blaster optimize, blaster proposer, blaster memory, blaster trajectories export: the
 // optimization loop, its built-in proposer, what it remembers, and its sessions as trajectories.
-#include <array>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/judge_flags.hpp"
+#include "cli/optimize_flags.hpp"
 #include "cli/step_log.hpp"
 #include "cli/store_access.hpp"
 #include "core/error.hpp"
@@ -116,94 +116,6 @@ void report_box(const nlohmann::json& box) {
   }
 }
 
-struct optimize_flags {
-  judge_flags judge;
-  std::string proposer;
-  std::optional<int> steps;
-  std::optional<double> minutes;
-  int history = 8;
-  double reply_timeout_s = 300.0;
-  std::vector<std::filesystem::path> candidates;
-  std::vector<std::string> proposer_env;
-  std::optional<std::string> resume;
-};
-
-// The flags that make a session what it is; --resume takes them from the session's record and
-// refuses them beside it.
-constexpr std::array session_flags = {
-    "--case",      "--sessions",     "--reward-sessions", "--no-profile", "--seed",
-    "--gpus",      "--proposer",     "--candidate",       "--proposer-env", "--steps",
-    "--minutes",   "--history",      "--reply-timeout"};
-
-// The session's settings as its run keeps them (optimize_options::settings): the flags as
-// given, candidate files by their absolute paths.
-nlohmann::json settings_of(const optimize_flags& f) {
-  const judge_flags& j = f.judge;
-  std::vector<std::string> candidates;
-  for (const auto& c : f.candidates) candidates.push_back(std::filesystem::absolute(c).string());
-  return {{"task", j.task},
-          {"case", j.case_name},
-          {"sessions", j.sessions},
-          {"reward_sessions", j.reward_sessions},
-          {"no_profile", j.no_profile},
-          {"seed", j.seed ? nlohmann::json(*j.seed) : nullptr},
-          {"gpus", j.gpus},
-          {"proposer", f.proposer},
-          {"candidates", candidates},
-          {"proposer_env", f.proposer_env},
-          {"steps", f.steps ? nlohmann::json(*f.steps) : nullptr},
-          {"minutes", f.minutes ? nlohmann::json(*f.minutes) : nullptr},
-          {"history", f.history},
-          {"reply_timeout_s", f.reply_timeout_s}};
-}
-
-// The flags a session recorded, for its resume.
-void apply_settings(const nlohmann::json& s, optimize_flags& f) {
-  judge_flags& j = f.judge;
-  j.task = s.at("task").get<std::string>();
-  j.case_name = s.at("case").get<std::string>();
-  j.sessions = s.at("sessions").get<int>();
-  j.reward_sessions = s.at("reward_sessions").get<int>();
-  j.no_profile = s.at("no_profile").get<bool>();
-  if (!s.at("seed").is_null()) j.seed = s.at("seed").get<std::uint64_t>();
-  j.gpus = s.at("gpus").get<std::string>();
-  f.proposer = s.at("proposer").get<std::string>();
-  f.candidates.clear();
-  for (const auto& c : s.at("candidates")) f.candidates.emplace_back(c.get<std::string>());
-  f.proposer_env = s.at("proposer_env").get<std::vector<std::string>>();
-  if (!s.at("steps").is_null()) f.steps = s.at("steps").get<int>();
-  if (!s.at("minutes").is_null()) f.minutes = s.at("minutes").get<double>();
-  f.history = s.at("history").get<int>();
-  f.reply_timeout_s = s.at("reply_timeout_s").get<double>();
-}
-
-// The session --resume names, with its settings in `f`; refused where it cannot be resumed, where
-// it optimizes another task than --task, or where a flag would change its settings.
-resumable_session resumed_session(store& records, const CLI::App& cmd, optimize_flags& f) {
-  resumable_session r = find_resumable_session(records, *f.resume);
-  if (!f.judge.task.empty() && f.judge.task != r.task) {
-    BLASTER_INPUT_ERROR(
-        "run {} optimizes {}, not {}: --resume continues a session of its own task; drop "
-        "--task, or resume a session of {} (`blaster runs` lists them)",
-        r.run_id, r.task, f.judge.task, f.judge.task);
-  }
-  for (const char* flag : session_flags) {
-    if (cmd.count(flag) > 0) {
-      BLASTER_INPUT_ERROR(
-          "{} with --resume: run {} goes on with the settings it was started with; drop {}, or "
-          "start a new session with it",
-          flag, r.run_id, flag);
-    }
-  }
-  try {
-    apply_settings(r.settings, f);
-  } catch (const nlohmann::json::exception& e) {
-    BLASTER_INPUT_ERROR("run {}'s recorded settings cannot be read ({}); start a new session",
-                        r.run_id, e.what());
-  }
-  return r;
-}
-
 }  // namespace
 
 command_fn add_optimize_command(CLI::App& app, const global_options& global) {
@@ -261,6 +173,11 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
   add_judge_flags(*cmd, f->judge, "step");
   // With --resume the session's record names its task and proposer.
   cmd->get_option("--task")->required(false);
+  cmd->get_option("--gpus")->description(
+      "GPUs to judge on, by the numbers `blaster doctor` lists (0,1 or all): with several, as "
+      "many steps are under way at once, each judged on a GPU of its own while the proposer is "
+      "asked for the next (its request names them in in_flight), and the steps are recorded in "
+      "step order");
   cmd->add_option("--proposer", f->proposer,
                   "the proposer's command, run with sh -c; `params` for the built-in search");
   cmd->add_option("--resume", f->resume,
@@ -342,11 +259,29 @@ command_fn add_optimize_command(CLI::App& app, const global_options& global) {
     if (!records) records = std::make_unique<store>(resolve_home(global.home));
     const bench_options b = judge_options(root, o.task, j, o.command);
     o.scratch = records->home() / "optimize";
-    bench_evaluator evaluator(b, *records, j.reward_sessions);
+    // With several GPUs a step is judged on each at once: an evaluator per GPU, each writing its
+    // judging runs through a connection of its own, since the session records its steps through
+    // the first while they judge.
+    std::vector<std::unique_ptr<store>> lane_records;
+    std::vector<std::unique_ptr<bench_evaluator>> evaluators;
+    std::vector<step_evaluator*> lanes;
+    const std::vector<gpu_choice> gpus = one_gpu_each(b.gpus);
+    for (const gpu_choice& gpu : gpus) {
+      bench_options lane = b;
+      lane.gpus = gpu;
+      store& lane_store =
+          gpus.size() == 1
+              ? *records
+              : *lane_records.emplace_back(std::make_unique<store>(records->home()));
+      lanes.push_back(evaluators
+                          .emplace_back(std::make_unique<bench_evaluator>(lane, lane_store,
+                                                                          j.reward_sessions))
+                          .get());
+    }
     const auto progress = [&](const attempt& a) {
       if (!global.quiet) std::cerr << "blaster: " << step_line(a) << '\n';
     };
-    const optimize_result r = run_optimize(o, *records, evaluator, progress);
+    const optimize_result r = run_optimize(o, *records, lanes, progress);
     report_box(r.box);
     // How it ended decides the exit, and with --json the error object bench prints too.
     int code = static_cast<int>(exit_ok);

@@ -69,6 +69,7 @@ judging_session::~judging_session() { fail(); }
 
 void judging_session::restore_steps() {
   result_.steps = memory_.steps_of(result_.run_id);
+  next_step_ = static_cast<int>(result_.steps.size()) + 1;
   for (std::size_t i = 0; i < result_.steps.size(); ++i) {
     const attempt& a = result_.steps[i];
     if (a.kept) {
@@ -94,6 +95,7 @@ void judging_session::keep_settings(const nlohmann::json& settings) {
 
 void judging_session::time_baseline() {
   result_.baseline = evaluator_.time_baseline(result_.run_id);
+  device_ = evaluator_.device();
   if (result_.baseline && result_.baseline->time_us) baseline_us_ = result_.baseline->time_us;
 }
 
@@ -103,8 +105,7 @@ std::string judging_session::current_bound() const {
 }
 
 std::string judging_session::gpu() const {
-  const nlohmann::json device = evaluator_.device();
-  return device.is_object() ? device.value("model", std::string()) : std::string();
+  return device_.is_object() ? device_.value("model", std::string()) : std::string();
 }
 
 double judging_session::elapsed_s() const {
@@ -112,36 +113,48 @@ double judging_session::elapsed_s() const {
          std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
 }
 
-const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply,
-                                      const std::string& request) {
-  const auto asked = std::chrono::steady_clock::now();
-  attempt a;
-  a.step = static_cast<int>(result_.steps.size()) + 1;
+judging_session::pending_step judging_session::take(const std::string& line,
+                                                    const parsed_reply& reply,
+                                                    const std::string& request) {
+  pending_step p;
+  p.asked = std::chrono::steady_clock::now();
+  attempt& a = p.step;
+  a.step = next_step_++;
   if (best_) a.parent = result_.steps[*best_].step;
   a.at_s = elapsed_s();
   a.improved_bound = current_bound();
   a.reply_sha256 = records_.cas().put(line);
   if (!request.empty()) a.request_sha256 = records_.cas().put(request);
-  std::string source;
   if (const auto* bad = std::get_if<reply_problem>(&reply)) {
     a.reason = bad->reason;
     a.message = bad->detail;
-  } else {
-    const auto& p = std::get<proposal>(reply);
-    a.hypothesis = p.hypothesis;
-    a.kind = p.kind;
-    a.tags = p.tags;
-    a.sessions = p.sessions.value_or(0);
-    last_tags_ = p.tags;
-    source = p.source;
-    a.source_sha256 = records_.cas().put(source);
-    // Named by its content: NVRTC writes the file name into what it compiles, so that a source
-    // proposed again (the params search does, round after round) finds its compile cached.
-    const auto file =
-        result_.folder / fmt::format("candidate-{}.cu", a.source_sha256.substr(0, 12));
-    write_file_atomically(file, source);
-    evaluator_.evaluate(file, result_.run_id, a);
+    return p;
   }
+  const auto& proposed = std::get<proposal>(reply);
+  a.hypothesis = proposed.hypothesis;
+  a.kind = proposed.kind;
+  a.tags = proposed.tags;
+  a.sessions = proposed.sessions.value_or(0);
+  last_tags_ = proposed.tags;
+  p.source = proposed.source;
+  a.source_sha256 = records_.cas().put(p.source);
+  // Named by its content: NVRTC writes the file name into what it compiles, so that a source
+  // proposed again (the params search does, round after round) finds its compile cached.
+  p.file = result_.folder / fmt::format("candidate-{}.cu", a.source_sha256.substr(0, 12));
+  write_file_atomically(p.file, p.source);
+  return p;
+}
+
+void judging_session::evaluate(step_evaluator& evaluator, pending_step& p) const {
+  if (!p.file.empty()) evaluator.evaluate(p.file, result_.run_id, p.step);
+  p.cannot_judge = evaluator.cannot_judge();
+  p.device = evaluator.device();
+}
+
+const attempt& judging_session::record(pending_step p) {
+  attempt& a = p.step;
+  if (!p.device.is_null()) device_ = p.device;
+  if (!p.cannot_judge.empty()) cannot_judge_ = p.cannot_judge;
   // What the step keeps is sent back to the proposer and exported: valid UTF-8, whatever bytes
   // the evaluation quoted, and no folder of the home (a compile error names the candidate's
   // file by the path it was written to).
@@ -150,20 +163,26 @@ const attempt& judging_session::judge(const std::string& line, const parsed_repl
                                records_.home());
   }
   if (a.gpu.empty()) a.gpu = gpu();  // a reply that was no candidate: the session's card
-  const std::string unjudged = evaluator_.cannot_judge();
-  a.status =
-      !unjudged.empty() && a.reason.empty() ? "unjudged" : std::string(trajectory_status(a.reason));
+  a.status = !p.cannot_judge.empty() && a.reason.empty() ? "unjudged"
+                                                         : std::string(trajectory_status(a.reason));
   if (a.status == "ok" && (!best_ || a.reward > result_.steps[*best_].reward)) a.kept = true;
   if (a.baseline_us) baseline_us_ = a.baseline_us;
-  a.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  a.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.asked).count();
   memory_.record(result_.run_id, task_.name, task_.timed_case, a);
   result_.steps.push_back(a);
   if (a.kept) {
     if (best_) result_.steps[*best_].kept = false;
     best_ = result_.steps.size() - 1;
-    best_source_ = source;
+    best_source_ = p.source;
   }
   return result_.steps.back();
+}
+
+const attempt& judging_session::judge(const std::string& line, const parsed_reply& reply,
+                                      const std::string& request) {
+  pending_step p = take(line, reply, request);
+  evaluate(evaluator_, p);
+  return record(std::move(p));
 }
 
 void judging_session::keep_answer(const std::string& line) {
@@ -195,7 +214,7 @@ void judging_session::set_final_exchange(const std::string& request,
 request_state judging_session::state_for(int step, int history, int memory_entries) const {
   request_state state;
   state.step = step;
-  state.device = evaluator_.device();
+  state.device = device_;
   state.baseline_us = baseline_us_;
   if (best_) {
     state.best = &result_.steps[*best_];
@@ -222,7 +241,7 @@ optimize_result judging_session::finish(const std::string& ended, const std::str
   result_.why = why;
   if (best_) result_.best = result_.steps[*best_].step;
   result_.elapsed_s = elapsed_s();
-  result_.device = evaluator_.device();
+  result_.device = device_;
   result_.reward_sessions = evaluator_.reward_sessions();
   const std::string report = records_.cas().put(to_json(result_, task_, proposer).dump(1));
   records_.finish_run(result_.run_id, ended == "no_gpu" ? "no_gpu" : "completed", report);

@@ -45,6 +45,26 @@ class judging_session {
   // eval). Returns the recorded step.
   const attempt& judge(const std::string& line, const parsed_reply& reply,
                        const std::string& request = {});
+  // A step under way, for several judged at once (optimize --gpus): taken in the order the
+  // replies came (its number, parent and the bound it improves are those of that moment),
+  // judged on any lane, and recorded in step order, so that `kept` and the best follow from the
+  // rewards in order as they do one step at a time.
+  struct pending_step {
+    attempt step;
+    std::string source;
+    std::filesystem::path file;  // the candidate as written; empty: no candidate to judge
+    std::string cannot_judge;    // the lane's, after judging
+    nlohmann::json device;       // the lane's, after judging
+    std::chrono::steady_clock::time_point asked;
+  };
+  pending_step take(const std::string& line, const parsed_reply& reply,
+                    const std::string& request = {});
+  // Judges `p` on `evaluator`; touches nothing of the session's, so lanes may judge at once.
+  void evaluate(step_evaluator& evaluator, pending_step& p) const;
+  const attempt& record(pending_step p);
+  // The number the next step taken gets.
+  [[nodiscard]] int next_step() const { return next_step_; }
+
   // The answer line written back for the last step judged (serve, eval), as written without
   // its newline: kept in the CAS and cited by the step.
   void keep_answer(const std::string& line);
@@ -77,7 +97,7 @@ class judging_session {
   [[nodiscard]] const task_brief& task() const { return task_; }
   [[nodiscard]] double elapsed_s() const;
   // Why candidates cannot be judged here (no GPU), once a step found out; else empty.
-  [[nodiscard]] std::string cannot_judge() const { return evaluator_.cannot_judge(); }
+  [[nodiscard]] std::string cannot_judge() const { return cannot_judge_; }
 
  private:
   store& records_;
@@ -87,6 +107,10 @@ class judging_session {
   std::chrono::steady_clock::time_point started_;
   double earlier_s_ = 0.0;  // [seconds] the session's time before it was resumed
   int resumes_ = 0;         // how often the run was taken up again, this time included
+  int next_step_ = 1;
+  // The device as the last evaluation saw it: read from a lane only once it is idle.
+  nlohmann::json device_ = nullptr;
+  std::string cannot_judge_;  // why a recorded step could not be judged, once one could not
   optimize_result result_;
   std::optional<std::size_t> best_;  // into result_.steps
   std::string best_source_;
@@ -96,7 +120,7 @@ class judging_session {
   void restore_steps();
   // The bound of the kernel the next step sets out to improve: the best's, else the baseline's.
   [[nodiscard]] std::string current_bound() const;
-  // The short model of the session's GPU, once an evaluation found one.
+  // The short model of the session's GPU, once an evaluation found one (device_'s).
   [[nodiscard]] std::string gpu() const;
   bool open_ = true;
 };

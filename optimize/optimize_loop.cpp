@@ -5,6 +5,7 @@
 #include "evidence/store.hpp"
 #include "optimize/judging_session.hpp"
 #include "optimize/proposer_process.hpp"
+#include "optimize/step_lanes.hpp"
 
 namespace blaster {
 
@@ -62,55 +63,80 @@ nlohmann::json to_json(const optimize_result& r, const optimize_options& options
 optimize_result run_optimize(const optimize_options& options, store& records,
                              step_evaluator& evaluator,
                              const std::function<void(const attempt&)>& progress) {
-  judging_session session = options.resume
-                                ? judging_session(records, evaluator, options.task,
-                                                  options.scratch, *options.resume)
-                                : judging_session(records, evaluator, options.command,
-                                                  options.task, options.scratch);
+  return run_optimize(options, records, std::vector<step_evaluator*>{&evaluator}, progress);
+}
+
+optimize_result run_optimize(const optimize_options& options, store& records,
+                             const std::vector<step_evaluator*>& evaluators,
+                             const std::function<void(const attempt&)>& progress) {
+  step_evaluator& first = *evaluators.front();
+  judging_session session =
+      options.resume
+          ? judging_session(records, first, options.task, options.scratch, *options.resume)
+          : judging_session(records, first, options.command, options.task, options.scratch);
   try {
     if (!options.resume && !options.settings.is_null()) session.keep_settings(options.settings);
     proposer_process proposer(options.proposer, session.folder() / "proposer.log", options.box);
-    // The proposer is ended before the session's record is written, so that the record says
-    // how it ended and what had to be killed with it.
-    const auto finish = [&](const std::string& ended, const std::string& why) {
-      proposer.stop();
-      session.set_box(proposer.record());
-      return session.finish(ended, why, options.proposer);
-    };
     // Before the first request: the proposer starts knowing the card and how far the baseline
     // is from its ceilings. Without a GPU nothing is learned, and the session goes on as before
     // (its first candidate that compiles ends it).
     session.time_baseline();
-    for (int step = static_cast<int>(session.steps().size()) + 1;; ++step) {
+    step_lanes lanes(session, evaluators);
+    std::string ended;
+    std::string why;
+    const auto recorded = [&](const attempt& a) {
+      if (progress) progress(a);
+      if (a.status == "unjudged" && ended.empty()) {
+        ended = "no_gpu";
+        why = session.cannot_judge();
+      }
+    };
+    while (ended.empty()) {
+      lanes.record_judged(/*wait=*/!lanes.free(), recorded);
+      if (!ended.empty()) break;
+      const int step = session.next_step();
       const double elapsed = session.elapsed_s();
       if (options.steps && step > *options.steps) {
-        return finish("steps", fmt::format("all {} steps were taken", *options.steps));
+        ended = "steps";
+        why = fmt::format("all {} steps were taken", *options.steps);
+        break;
       }
       if (options.minutes && elapsed >= *options.minutes * 60.0) {
-        return finish("minutes", fmt::format("the {:g} minutes were used", *options.minutes));
+        ended = "minutes";
+        why = fmt::format("the {:g} minutes were used", *options.minutes);
+        break;
       }
       request_state state = session.state_for(step, options.history, options.memory_entries);
       if (options.steps) state.steps_left = *options.steps - step + 1;
       if (options.minutes) state.seconds_left = *options.minutes * 60.0 - elapsed;
+      state.in_flight = lanes.under_way();
       // The line as written is the one kept: the transcript is these bytes, not a rebuild.
       const std::string request = build_request(options.task, state).dump();
       const auto answer = proposer.ask(request, options.reply_deadline, options.max_reply_bytes);
       if (!answer.line) {
         session.set_final_exchange(request, std::nullopt);
-        return finish(answer.ended, answer.why);
+        ended = answer.ended;
+        why = answer.why;
+        break;
       }
       const parsed_reply reply = parse_reply(*answer.line, options.limits);
       if (const auto* stop = std::get_if<stop_request>(&reply)) {
         // The stop itself is no step, but its exchange is kept with the run.
         session.set_final_exchange(request, *answer.line);
-        return finish("proposer_stopped", stop->why.empty()
-                                              ? "the proposer asked to stop"
-                                              : "the proposer asked to stop: " + stop->why);
+        ended = "proposer_stopped";
+        why = stop->why.empty() ? "the proposer asked to stop"
+                                : "the proposer asked to stop: " + stop->why;
+        break;
       }
-      const attempt& a = session.judge(*answer.line, reply, request);
-      if (progress) progress(a);
-      if (a.status == "unjudged") return finish("no_gpu", session.cannot_judge());
+      lanes.start(session.take(*answer.line, reply, request));
     }
+    // The steps under way are judged and recorded before the session ends.
+    lanes.drain(recorded);
+    // The proposer is ended before the session's record is written, so that the record says
+    // how it ended and what had to be killed with it.
+    proposer.stop();
+    session.set_box(proposer.record());
+    return session.finish(ended, why, options.proposer);
   } catch (...) {
     session.fail();  // every step recorded so far stays; the run says it failed
     throw;

@@ -111,5 +111,12 @@ nlohmann::json to_json(const optimize_result& r, const optimize_options& options
 optimize_result run_optimize(const optimize_options& options, store& records,
                              step_evaluator& evaluator,
                              const std::function<void(const attempt&)>& progress = {});
+// With several evaluators (optimize --gpus: one per GPU), as many steps are under way at once
+// (step_lanes): the proposer is asked for the next step while the earlier ones are judged, each
+// on an evaluator of its own, and its request names them (`in_flight`); the steps are recorded in
+// step order. The first evaluator times the baseline and is the session's.
+optimize_result run_optimize(const optimize_options& options, store& records,
+                             const std::vector<step_evaluator*>& evaluators,
+                             const std::function<void(const attempt&)>& progress = {});
 
 }  // namespace blaster

@@ -155,7 +155,7 @@ nlohmann::json build_request(const task_brief& task, const request_state& state)
     best = feedback_json(*state.best);
     best["source"] = state.best_source;
   }
-  return {
+  nlohmann::json j = {
       {"protocol", protocol_name},
       {"type", "propose"},
       {"step", state.step},
@@ -176,6 +176,8 @@ nlohmann::json build_request(const task_brief& task, const request_state& state)
       {"attempts", recent},
       {"memory", state.memory},
   };
+  if (!state.in_flight.empty()) j["in_flight"] = state.in_flight;
+  return j;
 }
 
 }  // namespace blaster

@@ -78,6 +78,9 @@ struct request_state {
   std::string best_source;               // its source
   std::vector<const attempt*> recent;    // the last attempts, oldest first
   nlohmann::json memory = nlohmann::json::array();  // memory_entry JSON, most useful first
+  // The steps asked for and not judged yet (several GPUs): step, hypothesis, tags; sent only
+  // where there are some, so that a session of one GPU sends what it always did.
+  nlohmann::json in_flight = nlohmann::json::array();
 };
 
 // One request line's JSON: the protocol's name, the step, the task, the device, the best so far

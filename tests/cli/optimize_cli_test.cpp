@@ -200,6 +200,32 @@ TEST_F(OptimizeCli, TheFirstRequestCarriesTheDeviceAndTheBaselineWhereThereIsAGp
   }
 }
 
+// With two GPUs named, each step is judged by an evaluator of its own (writing its judging runs
+// through a store connection of its own) and the steps are recorded in order; compile errors
+// are judged with or without a GPU, so this runs anywhere.
+TEST_F(OptimizeCli, WithTwoGpusTheStepsAreJudgedSideBySideAndRecordedInOrder) {
+  const std::string broken = "/* blaster {\"launch\": [{\"kernel\": \"k\", \"grid\": 1, "
+                             "\"block\": 1, \"args\": []}]} */ oops";
+  const auto r = run("optimize --task rmsnorm --gpus 0,1 --steps 3 --no-profile --json "
+                     "--proposer '" +
+                     proposer({json{{"source", broken}, {"hypothesis", "one"}}.dump(),
+                               json{{"source", broken + " "}, {"hypothesis", "two"}}.dump(),
+                               json{{"source", broken + "  "}, {"hypothesis", "three"}}.dump()}) +
+                     "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json session = json::parse(r.out);
+  ASSERT_EQ(session.at("steps").size(), 3U) << r.out;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(session.at("steps")[i].at("step"), i + 1);
+    EXPECT_EQ(session.at("steps")[i].at("reason"), "compile_error") << session.at("steps")[i];
+  }
+  EXPECT_EQ(session.at("steps")[2].at("hypothesis"), "three");
+  const auto out = dir_ / "trajectory";
+  ASSERT_EQ(run("trajectories export --run latest --out " + out.string()).exit_code, 0);
+  const auto verified = run("verify " + out.string());
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+}
+
 // blaster killed mid-session (kill -9): --resume goes on from the last recorded step, as the same
 // run with a new proposer, and the session exports as one trajectory that verifies. What cannot
 // be resumed is refused with exit 2 and the run named.

@@ -470,6 +470,40 @@ TEST_F(OptimizeLoop, ASessionExportsAsAVerifiedTrajectory) {
   EXPECT_FALSE(verify_bundle(out, nullptr).ok());
 }
 
+// Given two evaluators (two GPUs), two steps are under way at once: the proposer is asked for
+// the next step while the first is judged, its request names the steps under way, each step is
+// judged on a free evaluator, and the steps are recorded in step order although the later ones
+// were judged first.
+TEST_F(OptimizeLoop, WithTwoGpusTwoStepsAreUnderWayAtOnceAndRecordedInStepOrder) {
+  stand_in_judge first_gpu;
+  stand_in_judge second_gpu;
+  const auto o = session({candidate("WAIT 3000 FAST 1.2", "slow to judge"),
+                          candidate("FAST 1.5", "quick"), candidate("WAIT 100 FAST 1.1", "third")},
+                         3);
+  std::vector<int> seen;
+  const auto r = run_optimize(o, records_, {&first_gpu, &second_gpu},
+                              [&](const attempt& a) { seen.push_back(a.step); });
+  EXPECT_EQ(r.ended, "steps") << r.why;
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  // Step 1 held the first GPU the whole time: the others were judged on the second.
+  EXPECT_EQ(first_gpu.evaluations, 1);
+  EXPECT_EQ(second_gpu.evaluations, 2);
+  const auto asked = requests(r);
+  ASSERT_EQ(asked.size(), 3U);
+  EXPECT_FALSE(asked[0].contains("in_flight"));
+  ASSERT_EQ(asked[1].at("in_flight").size(), 1U);
+  EXPECT_EQ(asked[1].at("in_flight")[0].at("step"), 1);
+  EXPECT_EQ(asked[1].at("in_flight")[0].at("hypothesis"), "slow to judge");
+  EXPECT_TRUE(asked[1].at("attempts").empty()) << "step 1 is not judged yet";
+  ASSERT_EQ(asked[2].at("in_flight").size(), 2U);
+  // The best follows the rewards in step order, as one step at a time would have it.
+  const auto stored = optimization_memory(records_).steps_of(r.run_id);
+  ASSERT_EQ(stored.size(), 3U);
+  for (const auto& a : stored) EXPECT_EQ(a.kept, a.step == 2) << "step " << a.step;
+  EXPECT_EQ(r.best, 2);
+  EXPECT_FALSE(r.steps[1].parent) << "asked before any step was judged";
+}
+
 // A session whose proposer died goes on with optimize --resume from its last recorded step: the
 // same run, its best and steps so far in the new proposer's first request, the step count and
 // the clock going on, new steps appended, and one trajectory that verifies.

@@ -311,6 +311,16 @@ TEST(ProtocolSchema, TheDeviceAndTheMemoryEntriesMatchTheirSchema) {
   for (const auto& [key, value] : entry.items()) {
     EXPECT_TRUE(memory_entry.at("properties").contains(key)) << key;
   }
+  request_state state;
+  state.step = 3;
+  state.in_flight = {{{"step", 2}, {"hypothesis", "h"}, {"tags", {"t"}}}};
+  const nlohmann::json request = build_request(task_brief{}, state);
+  EXPECT_TRUE(s.at("properties").contains("in_flight"));
+  for (const auto& key : s.at("properties").at("in_flight").at("items").at("required")) {
+    EXPECT_TRUE(request.at("in_flight")[0].contains(key)) << key;
+  }
+  EXPECT_FALSE(build_request(task_brief{}, request_state{}).contains("in_flight"))
+      << "one GPU: the request is what it always was";
   attempt a;
   a.bound = "bandwidth-bound";
   const auto& bounds = s.at("$defs").at("feedback").at("properties").at("bound").at("enum");

@@ -26,11 +26,11 @@ namespace blaster {
 
 // Judges by what the source says of itself: "COMPILE_ERROR", "WRONG", "HANGS", "FAST <x>" (a
 // passing candidate x times faster than the baseline's 100 us; bandwidth-bound, or latency-bound
-// where the source says "LATENCY"), "SLOW <ms>" (takes that long to
-// be judged, then timed out), "NO_GPU" (compiles, and no GPU is there to judge it), "FAILS"
-// (the machine fails: the evaluation throws). Its device is an H200 (or `gpu`), and it times
-// the baseline before the first step at 100 us, latency-bound, unless `baseline_on_gpu` is
-// false (no GPU to time it on).
+// where the source says "LATENCY"), "SLOW <ms>" (takes that long to be judged, then timed out),
+// "WAIT <ms>" (takes that long, then as the rest says), "NO_GPU" (compiles, and no GPU is there
+// to judge it), "FAILS" (the machine fails: the evaluation throws). Its device is an H200 (or
+// `gpu`), and it times the baseline before the first step at 100 us, latency-bound, unless
+// `baseline_on_gpu` is false (no GPU to time it on).
 //
 // Given a store, it judges as bench_evaluator does instead: each step is a bench run of its own
 // in the store, whose report holds the baseline's and the candidate's session medians (as many
@@ -48,6 +48,9 @@ class stand_in_judge final : public step_evaluator {
     const std::string source = read_file(source_file);
     ++evaluations;
     ++started;
+    if (const auto wait = source.find("WAIT "); wait != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(source.substr(wait + 5))));
+    }
     a.bench_run_id = 0;
     a.baseline_us = 100.0;
     if (source.find("FAILS") != std::string::npos) {
