@@ -454,6 +454,25 @@ TEST_F(BlasterCli, CompileErrorShowsTheNvrtcLog) {
   EXPECT_NE(r.out.find("identifier \"undeclared\" is undefined"), std::string::npos) << r.out;
 }
 
+// A Triton candidate where the interpreter has no triton: a compile_error that says so and names
+// the flag that picks another.
+TEST_F(BlasterCli, TritonCandidateWithoutTritonIsACompileErrorNamingPython) {
+  const auto file = dir_ / "rows.py";
+  std::ofstream(file) << "\"\"\"blaster\n{\"launch\": [{\"kernel\": \"rows\", \"grid\": 1, "
+                         "\"args\": [\"out\"]}]}\n\"\"\"\nimport triton\n";
+  const auto r = run("--json compile --task rmsnorm --candidate " + file.string() +
+                     " --python " + (dir_ / "no-python").string());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto results = nlohmann::json::parse(r.out).at("results");
+  ASSERT_EQ(results.size(), 1U) << r.out;
+  EXPECT_EQ(results.at(0).at("reason"), "compile_error");
+  const std::string message = results.at(0).at("message");
+  EXPECT_NE(message.find("Triton is not installed for " + (dir_ / "no-python").string()),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--python PATH"), std::string::npos) << message;
+}
+
 // eval names the user's file, not the copy of it the session compiled under the home, and shows
 // NVRTC's log in its human output as well as under --json; optimize shows the log of a step that
 // did not compile.
@@ -566,7 +585,7 @@ TEST_F(BlasterCli, HelpNamesTheCompileLimits) {
     const auto r = run(std::string(command) + " --help");
     EXPECT_EQ(r.exit_code, 0) << command;
     for (const char* flag : {"--compile-timeout", "--compile-memory", "--max-source-bytes",
-                             "--max-launches", "--max-variants"}) {
+                             "--max-launches", "--max-variants", "--python"}) {
       EXPECT_NE(r.out.find(flag), std::string::npos) << command << " " << flag;
     }
   }
