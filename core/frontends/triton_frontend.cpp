@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -199,6 +200,23 @@ launch_plan parse_triton_plan(std::string_view source, std::string_view file_nam
   const auto [begin, end] = locate_plan(source, file_name);
   launch_plan plan =
       parse_launch_plan_json(source, file_name, begin, end, plan_dialect::triton);
+  // Triton's options, checked before anything compiles: a value it would refuse is the plan's
+  // error, at the plan's params.
+  for (const auto& [name, values] : plan.params) {
+    const bool warps = name == "num_warps";
+    if (!warps && name != "num_stages") continue;
+    for (const auto& value : values) {
+      int n = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      const bool fits = ec == std::errc() && end == value.data() + value.size() &&
+                        (warps ? n >= 1 && n <= 32 && (n & (n - 1)) == 0 : n >= 1 && n <= 16);
+      if (!fits) {
+        BLASTER_INPUT_ERROR("{}:{}:{}: {} is {}; it must be {}", file_name, plan.params_where.line,
+                            plan.params_where.column, name, value,
+                            warps ? "a power of two from 1 to 32" : "an integer from 1 to 16");
+      }
+    }
+  }
   // One image per variant: the plan's launches share one function.
   for (const auto& step : plan.launch) {
     if (step.kernel != plan.launch.front().kernel) {

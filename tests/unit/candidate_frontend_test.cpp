@@ -279,6 +279,14 @@ TEST_F(CandidateFrontend, TritonPlanIsReadFromTheDocstringOrBlasterPlan) {
   EXPECT_NE(error_of("\"\"\"blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1}]}\n")
                 .find("unterminated launch plan string"),
             std::string::npos);
+  EXPECT_NE(error_of("\"\"\"blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1}], "
+                     "\"params\": {\"num_warps\": [4, 6]}}\n\"\"\"\n")
+                .find("k.py:2:42: num_warps is 6; it must be a power of two from 1 to 32"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"\"\"blaster\n{\"launch\": [{\"kernel\": \"k\", \"grid\": 1}], "
+                     "\"params\": {\"num_stages\": [\"three\"]}}\n\"\"\"\n")
+                .find("num_stages is three; it must be an integer from 1 to 16"),
+            std::string::npos);
 }
 
 constexpr const char* rmsnorm_triton = R"py("""blaster
