@@ -438,6 +438,11 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
               objects.insert(session[key].get<std::string>());
             }
           }
+          // The run that timed the baseline alone: the first request's device and time.
+          const json timed = session.is_object() ? session.value("baseline", json()) : json();
+          if (timed.is_object() && timed.value("bench_run_id", 0) > 0) {
+            judged_by.insert(timed.value("bench_run_id", std::int64_t{0}));
+          }
           for (const attempt& a : optimization_memory(records).steps_of(run)) {
             if (a.bench_run_id > 0) judged_by.insert(a.bench_run_id);
           }

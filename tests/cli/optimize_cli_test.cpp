@@ -185,6 +185,14 @@ TEST_F(OptimizeCli, TheFirstRequestCarriesTheDeviceAndTheBaselineWhereThereIsAGp
     EXPECT_FALSE(timed.at("message").get<std::string>().empty()) << timed.dump();
   }
 
+  // The export carries the run that timed the baseline, beside the steps' judging runs.
+  const auto out = dir_ / "trajectory";
+  ASSERT_EQ(run("trajectories export --run latest --out " + out.string()).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(
+      out / "runs" / std::to_string(timed.at("bench_run_id").get<int>()) / "SHA256SUMS"));
+  const auto verified = run("verify " + out.string());
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+
   const auto memory = run("memory --json");
   ASSERT_EQ(memory.exit_code, 0) << memory.err;
   const json entries = json::parse(memory.out);
