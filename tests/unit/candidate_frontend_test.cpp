@@ -22,11 +22,14 @@
 
 #include "benchmarking/candidate/candidate.hpp"
 #include "benchmarking/candidate/kernel_binding.hpp"
+#include "benchmarking/runner/bench_runner.hpp"
 #include "core/candidate_frontend.hpp"
 #include "core/error.hpp"
 #include "core/file_confinement.hpp"
 #include "core/file_io.hpp"
 #include "core/frontends/triton_frontend.hpp"
+#include "core/sha256.hpp"
+#include "evidence/store.hpp"
 #include "tasks/task_spec.hpp"
 
 namespace blaster {
@@ -590,6 +593,36 @@ TEST_F(FakeTriton, CompilesThroughTheDriverInTheSandbox) {
   ASSERT_EQ(resolved.scratch.size(), 1U);
   EXPECT_EQ(resolved.scratch.front().second, 3 * 31 * 7 * 32);  // a block per row, 32 bytes each
   EXPECT_EQ(resolved.launches.front().args.size(), 8U);
+}
+
+// A kernel taken from another file compiles from the extracted module, and a run keeps those
+// bytes in the CAS beside the candidate's own, as it keeps a .cu's headers.
+TEST_F(FakeTriton, AKernelTakenFromAnotherFileIsCompiledAndKeptAsEvidence) {
+  write("engine/rows.py", std::string("import torch\n") + rmsnorm_triton);
+  const fs::path file = write("kernels/rows_engine.py", R"py("""blaster
+{"launch": [{"kernel": "rmsnorm_rows", "grid": "B*H*W",
+             "args": ["out", "x", "B", "C", "H*W", "eps"]}],
+ "source": "../engine/rows.py::rmsnorm_rows", "params": {"BLOCK_C": [32], "num_warps": [1]}}
+"""
+)py");
+  bench_options options;
+  options.root = source_root;
+  options.task = "rmsnorm";
+  options.skip_baseline = true;
+  options.candidates = {file};
+  options.compile = limits_;
+  store records(dir_ / "home");
+  const bench_report report = compile_task(options, records);
+  ASSERT_EQ(report.results.size(), 1U);
+  const variant_result& r = report.results[0];
+  EXPECT_EQ(r.status, "compiled") << r.message << r.log;
+  EXPECT_TRUE(records.cas().contains(r.source_sha256));
+  EXPECT_TRUE(records.cas().contains(r.cubin_sha256));
+  const candidate_file f = read_candidate(file, limits_);
+  ASSERT_EQ(f.headers.size(), 1U);
+  EXPECT_EQ(f.headers.front().content.find("torch"), std::string::npos);
+  EXPECT_TRUE(records.cas().contains(sha256_hex(f.headers.front().content)));
+  EXPECT_EQ(r.sources_sha256, f.sources_sha256);
 }
 
 TEST_F(FakeTriton, CompileTimeCodeCannotReadOutsideTheSandbox) {
