@@ -248,7 +248,7 @@ TEST_F(BadInput, VerifyHashesNoFileOverItsLimit) {
 TEST_F(BadInput, CompilingAnEmptyFolderIsBadInput) {
   fs::create_directories(dir_ / "empty");
   expect_error(compile(fmt::format("--candidate '{}'", (dir_ / "empty").string())), 2,
-               "no .cu files");
+               "no candidate files (.cu, .py, .ptx, .cubin) in this folder");
 }
 
 TEST_F(BadInput, AnEmptyCudaHomeIsNotSilentlyReplaced) {
