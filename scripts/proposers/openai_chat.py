@@ -60,7 +60,10 @@ def prompt_of(request):
         + task["baseline_source"] + "\n```",
     ]
     if request.get("device"):
-        parts.append("Device: " + json.dumps(request["device"]))
+        parts.append("Device (its ceilings as blaster measured them): " +
+                     json.dumps(request["device"]))
+    if request.get("baseline_us") is not None:
+        parts.append(f"The baseline takes {request['baseline_us']:.2f} us on it.")
     best = request.get("best")
     if best:
         best = dict(best)
@@ -73,6 +76,9 @@ def prompt_of(request):
     if request.get("memory"):
         parts.append("From earlier sessions:\n" +
                      "\n".join(json.dumps(m) for m in request["memory"]))
+    if request.get("in_flight"):
+        parts.append("Still being judged, their verdicts to come (propose something else):\n" +
+                     "\n".join(json.dumps(s) for s in request["in_flight"]))
     parts.append(f"Step {request['step']}: propose a faster correct kernel.")
     return "\n\n".join(parts)
 

@@ -67,8 +67,11 @@ def request_line(step=3):
         "task": {"name": "rmsnorm", "title": "RMSNorm over dim 1", "contract": {"name": "rmsnorm"},
                  "case": "canonical", "shape": "B=16 C=64 H=256 W=256", "dtype": "f16",
                  "baseline_source": BASELINE, "candidate_format": "FORMAT-RULES"},
-        "device": {"name": "NVIDIA H200"}, "baseline_us": 18000.0, "best": None,
-        "attempts": [{"step": 2, "hypothesis": "h", "tags": [], "status": "wrongresult",
+        "device": {"name": "NVIDIA H200", "model": "H200",
+                   "ceilings": {"dram_copy_gbs": 4200.0}},
+        "baseline_us": 18000.0, "best": None,
+        "in_flight": [{"step": 2, "hypothesis": "unroll by four", "tags": []}],
+        "attempts": [{"step": 1, "hypothesis": "h", "tags": [], "status": "wrongresult",
                       "reason": "unwritten_output", "message": "out[17] was never written",
                       "reward": 0}],
         "memory": []})
@@ -118,6 +121,10 @@ class OpenAIChatProposer(unittest.TestCase):
         self.assertIn(BASELINE, user["content"])
         self.assertIn("out[17] was never written", user["content"])  # the feedback reaches it
         self.assertIn("Step 3", user["content"])
+        # The card, its ceilings, the baseline's time and the steps still being judged too.
+        self.assertIn("dram_copy_gbs", user["content"])
+        self.assertIn("The baseline takes 18000.00 us", user["content"])
+        self.assertIn("unroll by four", user["content"])
 
     def test_an_answer_without_code_is_a_reply_without_source(self):
         server = self.serve([completion("I would vectorize the loads.")])
