@@ -212,6 +212,12 @@ TEST_F(OptimizeCli, TheFirstRequestCarriesTheDeviceAndTheBaselineWhereThereIsAGp
 // through a store connection of its own) and the steps are recorded in order; compile errors
 // are judged with or without a GPU, so this runs anywhere.
 TEST_F(OptimizeCli, WithTwoGpusTheStepsAreJudgedSideBySideAndRecordedInOrder) {
+  if (cuda::driver_unavailable_reason().empty()) {
+    const json doctor = json::parse(run("doctor --json").out);
+    if (doctor.value("gpus", json::array()).size() < 2) {
+      GTEST_SKIP() << "GPUs 0 and 1 are named: this machine has one";
+    }
+  }
   const std::string broken = "/* blaster {\"launch\": [{\"kernel\": \"k\", \"grid\": 1, "
                              "\"block\": 1, \"args\": []}]} */ oops";
   const auto r = run("optimize --task rmsnorm --gpus 0,1 --steps 3 --no-profile --json "
