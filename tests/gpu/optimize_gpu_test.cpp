@@ -126,9 +126,18 @@ TEST(OptimizeGpu, AScriptedSessionGetsTheStatusEachStepDeserves) {
   // and the steps after them were judged by its successor.
   EXPECT_GE(judge.workers_started(), 3);
   EXPECT_LE(judge.workers_started(), 5);
-  // What the first step prepared, the later ones reused: no probe, no references.
-  EXPECT_TRUE(r.steps[1].phase_ms.contains("references") ||
-              r.steps[0].phase_ms.contains("references"));
+  // The baseline was timed alone before the first request, and what its run prepared (the
+  // probe, the ceilings, the gate's references) every step reused.
+  ASSERT_TRUE(r.baseline);
+  EXPECT_GT(r.baseline->bench_run_id, 0);
+  ASSERT_TRUE(r.baseline->time_us);
+  EXPECT_GT(*r.baseline->time_us, 0.0);
+  EXPECT_FALSE(r.baseline->bound.empty());
+  EXPECT_FALSE(r.device.value("model", std::string()).empty()) << r.device.dump();
+  EXPECT_TRUE(r.device.at("ceilings").contains("dram_copy_gbs")) << r.device.dump();
+  for (const attempt& a : r.steps) EXPECT_FALSE(a.phase_ms.contains("references")) << a.step;
+  EXPECT_EQ(r.steps[1].improved_bound, r.baseline->bound);
+  EXPECT_FALSE(honest.gpu.empty());
   EXPECT_FALSE(honest.phase_ms.contains("references"));
   EXPECT_FALSE(honest.phase_ms.contains("probe"));
   EXPECT_TRUE(honest.phase_ms.contains("timing"));
