@@ -409,8 +409,11 @@ compile_output compile_triton_in_child(const compile_request& request,
   allow("/dev/urandom", file_access::read);
   allow(dir, file_access::everything);
 
+  // Few malloc arenas: each reserves address space that the compile memory cap counts, and
+  // LLVM's threads would each get one.
   std::vector<std::string> environment = {
       "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "PYTHONDONTWRITEBYTECODE=1",
+      "MALLOC_ARENA_MAX=2",
       "HOME=" + work.string(),            "TMPDIR=" + work.string(),
       "TRITON_HOME=" + work.string(),     "TRITON_CACHE_DIR=" + (work / "cache").string()};
   for (const char* passed : {"PYTHONPATH", "PYTHONHOME", "TRITON_PTXAS_PATH"}) {
