@@ -21,8 +21,9 @@ inline constexpr double dependence_confidence = 0.999;
 // - output: before each launch the outputs, scratch and inout buffers are rewritten, by the
 //   harness's copy kernel from one of two images of equal size, with what the last launch left
 //   there (control) or with what poisoning writes (poisoned: the run's poison, and an inout
-//   buffer's drawn bytes); the copies read and write the same addresses, so the caches hold the
-//   same lines on both sides and only those buffers' bytes differ. Reference: 1.
+//   buffer's drawn bytes); the copies read and write the same addresses, and a sweep then
+//   writes back and drops every line of the L2, so that each side's launch starts on the same
+//   empty cache and only those buffers' bytes differ. Reference: 1.
 // - time: launches after launches of the plan on the same buffers, back to back
 //   (back_to_back_us) or after a pause of `pause_us` in which the harness runs nothing but a
 //   clock (paused_us): the caches hold the same, only the time since the last launch differs.
