@@ -1,9 +1,12 @@
 // blaster export RUN --out DIR, blaster verify DIR, blaster keygen --out PREFIX: evidence bundles
 // that a reviewer checks without trusting whoever published them.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "benchmarking/compare/remeasure.hpp"
+#include "cli/cli_context.hpp"
 #include "cli/commands.hpp"
 #include "cli/error_report.hpp"
 #include "cli/store_access.hpp"
@@ -15,6 +18,81 @@
 #include "portfolio/portfolio_report.hpp"
 
 namespace blaster::cli {
+namespace {
+
+std::string interval_text(const std::optional<interval>& x) {
+  return x ? fmt::format("[{:.3f}, {:.3f}]", x->low, x->high) : "-";
+}
+
+nlohmann::json remeasure_json(const bundle_remeasure& r) {
+  nlohmann::json claims = nlohmann::json::array();
+  for (const auto& c : r.claims) {
+    nlohmann::json item = {{"run", c.run},
+                           {"command", c.command},
+                           {"task", c.task},
+                           {"case", c.case_name},
+                           {"variant", c.variant},
+                           {"status", to_string(c.status)},
+                           {"note", c.note},
+                           {"recorded_us", c.recorded_us},
+                           {"recorded_uncertainty", c.recorded_uncertainty}};
+    auto put_interval = [&](const char* key, const std::optional<interval>& x) {
+      if (x) item[key] = {{"low", x->low}, {"high", x->high}, {"point", x->point}};
+    };
+    put_interval("recorded_speedup", c.recorded_speedup);
+    put_interval("fresh_speedup", c.fresh_speedup);
+    if (c.fresh_us) {
+      item["fresh_us"] = *c.fresh_us;
+      item["fresh_uncertainty"] = c.fresh_uncertainty;
+    }
+    if (c.time_ratio) {
+      item["time_ratio"] = {
+          {"ratio", c.time_ratio->ratio}, {"low", c.time_ratio->low}, {"high", c.time_ratio->high}};
+    }
+    if (c.fresh_run_id != 0) item["fresh_run_id"] = c.fresh_run_id;
+    claims.push_back(std::move(item));
+  }
+  return {{"seed", r.seed},         {"gpu", r.gpu}, {"claims_available", r.claims_available},
+          {"rule", remeasure_rule}, {"ok", r.ok()}, {"claims", claims}};
+}
+
+void print_remeasure(const bundle_remeasure& r) {
+  fmt::print("remeasured on {}: {} of {} timed candidates, drawn with seed {} (--remeasure-seed)\n",
+             r.gpu, r.claims.size(), r.claims_available, r.seed);
+  for (std::size_t i = 0; i < r.claims.size(); ++i) {
+    const remeasured_claim& c = r.claims[i];
+    fmt::print("  {}. {}  {} {} {}  ({}{}{})\n", i + 1, to_string(c.status), c.task, c.case_name,
+               c.variant, c.run, c.command.empty() ? "" : ": ", c.command);
+    fmt::print("     recorded {:.4g} us +-{:.2f}%, speedup {}\n", c.recorded_us,
+               100.0 * c.recorded_uncertainty, interval_text(c.recorded_speedup));
+    if (c.fresh_us) {
+      fmt::print(
+          "     here     {:.4g} us +-{:.2f}%, speedup {}; time ratio {:.3f} [{:.3f}, {:.3f}]\n",
+          *c.fresh_us, 100.0 * c.fresh_uncertainty, interval_text(c.fresh_speedup),
+          c.time_ratio->ratio, c.time_ratio->low, c.time_ratio->high);
+    }
+    if (!c.note.empty()) fmt::print("     {}\n", c.note);
+  }
+  if (r.ok()) {
+    fmt::print("REMEASURED: every drawn claim holds\n");
+  } else {
+    fmt::print("REMEASURE FAILED: a drawn claim does not hold or could not be run as recorded\n");
+  }
+}
+
+// A claim that the fresh run contradicts fails the bundle; one the checkout could not run as
+// recorded is the user's input to fix.
+int remeasure_exit(const bundle_remeasure& r) {
+  const auto any = [&](claim_status s) {
+    return std::any_of(r.claims.begin(), r.claims.end(),
+                       [s](const remeasured_claim& c) { return c.status == s; });
+  };
+  if (any(claim_status::does_not_hold)) return exit_not_verified;
+  if (any(claim_status::not_remeasured)) return static_cast<int>(exit_bad_input);
+  return static_cast<int>(exit_ok);
+}
+
+}  // namespace
 
 command_fn add_export_command(CLI::App& app, const global_options& global) {
   struct flags {
@@ -78,6 +156,8 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
     std::optional<std::filesystem::path> pubkey;
     bool allow_unchecked = false;
     std::uint64_t max_file_bytes = default_max_bundle_file_bytes;
+    std::size_t remeasure = 0;
+    std::optional<std::uint64_t> remeasure_seed;
   };
   auto f = std::make_shared<flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -101,12 +181,20 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
       "portfolio keeps its runs' objects in one objects/ folder. A bundle with "
       "SHA256SUMS.sig verifies only with --pubkey (SHA256SUMS.signer names the key), or with "
       "--allow-unchecked-signature, and then the last line says UNCHECKED, not OK.\n\n"
+      "With --remeasure N, on a GPU of the bundle's model, N of the bundle's timed candidates "
+      "(bench rows, portfolio cases, a session's steps), drawn at random, are judged again from "
+      "the bundle's own sources with the checkout's tasks (--root), in the same case, mode and "
+      "number of sessions, in a scratch store that is removed afterwards. " +
+      std::string(remeasure_rule) +
+      " The draw's seed is printed; --remeasure-seed repeats a draw.\n\n"
       "Examples:\n  blaster verify evidence/run-12\n  blaster verify run-12 --pubkey me.pub "
-      "--json\n\n"
+      "--json\n  blaster verify artifacts/core10-h200-v1 --remeasure 3\n\n"
       "Exit status: 0 the bundle verifies: every listed file matches, nothing else is there, and "
       "the signature is valid when --pubkey is given; 1 the machine failed; 2 bad input: DIR is "
       "not a folder, or --pubkey is not an Ed25519 public key; 4 the bundle does not verify "
-      "(each problem is printed).");
+      "(each problem is printed), or a remeasured claim does not hold; with --remeasure, 2 also "
+      "where a drawn claim could not be run as recorded (another task or baseline in the "
+      "checkout), and 3 where there is no GPU.");
   cmd->add_option("dir", f->dir, "the bundle folder")->required();
   cmd->add_option("--pubkey", f->pubkey,
                   "the signer's public key (PREFIX.pub); the bundle must then be signed by it");
@@ -116,13 +204,31 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
   cmd->add_option("--max-file-bytes", f->max_file_bytes,
                   "a listed file larger than this is a problem, never hashed (default 4 GiB)")
       ->check(whole_number_at_least(1));
+  cmd->add_option("--remeasure", f->remeasure,
+                  "judge N of the bundle's timed candidates again on this GPU and hold each to "
+                  "its recorded interval")
+      ->check(whole_number_at_least(1));
+  cmd->add_option("--remeasure-seed", f->remeasure_seed,
+                  "the seed of the draw (default: a fresh one, printed)");
   return [f, &global]() {
     require_format(global, {"table", "json"}, "verify");
+    if (f->remeasure_seed && f->remeasure == 0) {
+      BLASTER_INPUT_ERROR("--remeasure-seed seeds the draw of --remeasure N; give that too");
+    }
     std::optional<ed25519_key> key;
     if (f->pubkey) key = read_public_key(*f->pubkey);
     bundle_verification v = verify_evidence_bundle(f->dir, key ? &*key : nullptr,
                                                    f->allow_unchecked, f->max_file_bytes);
     check_trajectory_claims(v);
+    // The numbers are measured again only where the files are the signed ones: otherwise there
+    // is no claim to hold them to.
+    std::optional<bundle_remeasure> remeasured;
+    if (f->remeasure > 0 && v.ok()) {
+      remeasured = remeasure_bundle({.bundle = f->dir,
+                                     .root = resolve_root(global),
+                                     .claims = f->remeasure,
+                                     .seed = f->remeasure_seed});
+    }
     if (global.json) {
       nlohmann::json problems = nlohmann::json::array();
       for (const auto& p : v.problems) {
@@ -136,6 +242,7 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
                           {"files_listed", v.files_listed}, {"files_matched", v.files_matched},
                           {"problems", problems},           {"signature", name_of(v.signature)}};
       if (!v.signer_sha256.empty()) j["signer_sha256"] = v.signer_sha256;
+      if (remeasured) j["remeasure"] = remeasure_json(*remeasured);
       if (!v.named_signer_sha256.empty()) j["named_signer_sha256"] = v.named_signer_sha256;
       if (!v.ok()) {
         j["error"] =
@@ -182,8 +289,11 @@ command_fn add_verify_command(CLI::App& app, const global_options& global) {
         fmt::print("FAILED: {} problem{}; do not trust this bundle\n", v.problems.size(),
                    v.problems.size() == 1 ? "" : "s");
       }
+      if (f->remeasure > 0 && !v.ok()) fmt::print("not remeasured: the bundle does not verify\n");
+      if (remeasured) print_remeasure(*remeasured);
     }
-    return v.ok() ? static_cast<int>(exit_ok) : exit_not_verified;
+    if (!v.ok()) return exit_not_verified;
+    return remeasured ? remeasure_exit(*remeasured) : static_cast<int>(exit_ok);
   };
 }
 

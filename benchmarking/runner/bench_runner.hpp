@@ -34,6 +34,9 @@ struct bench_options {
   // A candidate with a tuned table for the device, dtype and the timed case's shape runs the
   // table's entry for the case's size only (kernels/<task>/tuned/); false: every configuration.
   bool use_tuned = true;
+  // Only the candidates' configuration with exactly these params runs (`verify --remeasure`
+  // judges again the one a bundle timed); the baseline runs whatever they say.
+  std::optional<std::map<std::string, std::string>> only_params;
   std::string arch;                   // empty: the GPU's, or sm_90a without one
   std::optional<std::uint64_t> seed;  // none: drawn at run time
   timing_options timing;

@@ -13,6 +13,7 @@
 #include "benchmarking/report/bench_report.hpp"
 #include "benchmarking/report/run_record.hpp"
 #include "cli/run_blaster.hpp"
+#include "core/cuda_driver.hpp"
 #include "evidence/store.hpp"
 #include "store/store_test_support.hpp"
 #include "tasks/task_spec.hpp"
@@ -427,6 +428,40 @@ TEST_F(CompareCli, APortfolioAcrossCardsReadsTheOtherCardFirst) {
   r = run("portfolio --help");
   EXPECT_TRUE(contains(r.out, "--across-cards")) << r.out;
   EXPECT_TRUE(contains(r.out, "The two cards against each other")) << r.out;
+}
+
+// `verify --remeasure` holds a bundle's numbers to a fresh run on a GPU of its model: none here
+// is a GPU error (exit 3); a GPU of another model is refused with the models named (exit 2);
+// files that do not verify are never remeasured (exit 4).
+TEST_F(CompareCli, RemeasureNeedsTheBundlesGpuModelAndAVerifiedBundle) {
+  const std::int64_t id = record_run(path("a"), {.gpu = "NVIDIA Imaginary 9000"});
+  ASSERT_EQ(run(fmt::format("export {} --out bundle", id)).exit_code, 0);
+  const bool gpu = cuda::driver_unavailable_reason().empty();
+  for (const char* json : {"", " --json"}) {
+    const auto r = run(std::string("verify bundle --remeasure 2") + json);
+    if (gpu) {
+      EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+      EXPECT_TRUE(contains(r.err,
+                           "its times were measured on NVIDIA Imaginary 9000; this "
+                           "machine's GPU is"))
+          << r.err;
+    } else {
+      EXPECT_EQ(r.exit_code, 3) << r.err << r.out;
+      EXPECT_TRUE(contains(r.err, "this command needs a GPU")) << r.err;
+    }
+  }
+  // A flag that only seeds the draw needs the draw; none, and a draw of none, are bad input.
+  auto r = run("verify bundle --remeasure-seed 7");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--remeasure-seed seeds the draw of --remeasure N")) << r.err;
+  EXPECT_EQ(run("verify bundle --remeasure 0").exit_code, 2);
+
+  // An edited report fails on its hashes; nothing is measured against it.
+  write_file_atomically(path("bundle") / "results.json",
+                        read_file(path("bundle") / "results.json") + " ");
+  r = run("verify bundle --remeasure 2");
+  EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "not remeasured: the bundle does not verify")) << r.out;
 }
 
 TEST_F(CompareCli, HelpSaysHowEachSideIsWrittenTheStatisticsAndTheExitCodes) {

@@ -138,6 +138,7 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
         is_baseline ? std::nullopt : tuned_for(options, task, timed, f, records, report);
     for (const auto& v : f.variants) {
       if (tuned && v.params != tuned->params) continue;
+      if (!is_baseline && options.only_params && v.params != *options.only_params) continue;
       variant_result r;
       r.tuned = tuned;
       r.candidate = f.name;
