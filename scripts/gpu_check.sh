@@ -29,6 +29,9 @@
 #                                         kernels/<task>/tuned/ and $OUT/tuned.tar.gz;
 #                                         `tar xf tuned.tar.gz` in the checkout on the build
 #                                         machine takes the tables in
+#   scripts/gpu_check.sh loop             an optimize session of 10 steps killed after KILL_AFTER
+#                                         seconds (default 60) and resumed, its trajectory
+#                                         exported signed, then `verify --remeasure 3` of it
 #   scripts/gpu_check.sh infer i/N|all [SEED]
 #                                         shard i of N (or the whole suite) of `blaster portfolio
 #                                         --suite infer` for at most $LIMIT seconds (default 540),
@@ -280,6 +283,28 @@ print(",".join(cases))' \
       --out "$work/bundle" >"$out/infer-$i.txt" 2>&1 || true
     tar czf "$out/infer-$i.tar.gz" -C "$home" .
     grep -vE "^blaster: " "$out/infer-$i.txt" | tail -60 || true
+    ;;
+  loop)
+    # The loop's evidence end to end: an optimize session of ten steps by the built-in proposer,
+    # blaster killed part way (after KILL_AFTER seconds, default 60) and the session resumed,
+    # its trajectory exported signed, verified, and three of its steps measured again.
+    home=$out/loop-home
+    rm -rf "$home" "$out/loop-export" "$out"/loop-key.*
+    build/blaster --home "$home" optimize --task rmsnorm --proposer params --steps 10 \
+      >"$out/loop-1.txt" 2>&1 &
+    pid=$!
+    sleep "${KILL_AFTER:-60}"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    build/blaster --home "$home" optimize --resume latest >"$out/loop-2.txt" 2>&1 || true
+    build/blaster keygen --out "$out/loop-key" >/dev/null
+    build/blaster --home "$home" trajectories export --run latest --out "$out/loop-export" \
+      --sign "$out/loop-key.key" >"$out/loop-3.txt" 2>&1 || true
+    echo "== the session, before and after the kill"
+    tail -5 "$out/loop-1.txt" || true
+    tail -15 "$out/loop-2.txt" || true
+    echo "== verify --remeasure 3"
+    build/blaster verify "$out/loop-export" --pubkey "$out/loop-key.pub" --remeasure 3 || true
     ;;
   -h | --help)
     usage
