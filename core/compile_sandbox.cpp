@@ -21,6 +21,7 @@
 #include "core/file_io.hpp"
 #include "core/frontends/triton_frontend.hpp"
 #include "core/include_policy.hpp"
+#include "core/private_folder.hpp"
 #include "core/sha256.hpp"
 #include "core/worker_process.hpp"
 
@@ -145,28 +146,6 @@ class compile_slot {
   }
 };
 
-// A fresh folder only this user can enter, removed with the object.
-class private_folder {
- public:
-  private_folder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "blaster-compile-XXXXXX");
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      BLASTER_THROW("mkdtemp({}): {}", pattern, std::strerror(errno));
-    }
-    path_ = pattern;
-  }
-  ~private_folder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  private_folder(const private_folder&) = delete;
-  private_folder& operator=(const private_folder&) = delete;
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // NVRTC looks for quoted includes in its working folder, and writes the folder's path into the
 // PTX and the cubin (.file, the line table). So the child works in an empty folder that only
 // this user may enter, at a path that stays the same from one compile to the next: one source,
@@ -268,7 +247,7 @@ compile_output compile_sandboxed(const compile_request& request, const compile_l
   }
 
   const compile_slot slot;
-  const private_folder dir;
+  const private_folder dir("blaster-compile");
   const std::filesystem::path working_folder = empty_working_folder(dir.path() / "cwd");
   {
     std::ofstream file(dir.path() / "request.cbor", std::ios::binary);
