@@ -40,8 +40,10 @@ std::optional<compile_output> compile_cache::find(const std::string& key) const 
     out.log = bounded_log(entry.at("log").get<std::string>());
     out.options = entry.at("options").get<std::vector<std::string>>();
     out.lowered_names = entry.at("lowered_names").get<std::map<std::string, std::string>>();
-    // Entries of NVRTC's compiles from before other frontends have neither.
-    for (const auto& [name, k] : entry.value("kernels", nlohmann::json::object()).items()) {
+    // Entries of NVRTC's compiles from before other frontends have neither. The object is held
+    // here: items() of a temporary would outlive it in the loop.
+    const nlohmann::json kernels = entry.value("kernels", nlohmann::json::object());
+    for (const auto& [name, k] : kernels.items()) {
       out.kernels[name] = frontend_kernel_from_json(k);
     }
     out.toolchain = entry.value("toolchain", "");
