@@ -270,8 +270,14 @@ bundle_remeasure remeasure_bundle(const remeasure_options& options) {
     const json records_json = run_records(run.source);
     claim.command = recorded_command(records_json);
     std::string why_not = unlike_recorded(options.root, run, records_json);
+    // The bundle names the file; only its last component is used, and never one that is no
+    // file's name.
+    const fs::path name = fs::path(result.file).filename();
     if (why_not.empty() && !source) {
       why_not = fmt::format("its source {} is not in the bundle", result.source_sha256);
+    } else if (why_not.empty() && (name.empty() || name == "." || name == "..")) {
+      why_not = fmt::format("its run names its file '{}', which has no file name to judge it by",
+                            result.file);
     }
     if (!why_not.empty()) {
       claim.status = claim_status::not_remeasured;
@@ -283,7 +289,7 @@ bundle_remeasure remeasure_bundle(const remeasure_options& options) {
     // file's.
     const fs::path folder = scratch.path() / fmt::format("claim-{}", out.claims.size());
     fs::create_directories(folder);
-    const fs::path file = folder / fs::path(result.file).filename();
+    const fs::path file = folder / name;
     write_file_atomically(file, *source);
 
     bench_options o;
