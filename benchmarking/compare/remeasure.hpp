@@ -55,12 +55,13 @@ struct remeasured_claim {
   std::int64_t fresh_run_id = 0;
 };
 
+// Members default to empty so that designated initializers may name only what they set.
 struct remeasure_options {
-  std::filesystem::path bundle;
-  std::filesystem::path root;         // the checkout: its tasks, baselines and shared headers
-  std::size_t claims = 0;             // how many to draw
-  std::optional<std::uint64_t> seed;  // none: drawn, and reported so that a draw can be repeated
-  std::filesystem::path worker_executable;
+  std::filesystem::path bundle{};
+  std::filesystem::path root{};         // the checkout: its tasks, baselines and shared headers
+  std::size_t claims = 0;               // how many to draw
+  std::optional<std::uint64_t> seed{};  // none: drawn, and reported so that a draw can be repeated
+  std::filesystem::path worker_executable{};  // empty: this executable
 };
 
 struct bundle_remeasure {
