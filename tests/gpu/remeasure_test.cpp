@@ -7,7 +7,6 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/run_blaster.hpp"
@@ -16,6 +15,7 @@
 #include "evidence/evidence_bundle.hpp"
 #include "evidence/signature.hpp"
 #include "gpu/require_gpu.hpp"
+#include "store/store_test_support.hpp"
 
 namespace blaster {
 namespace {
@@ -34,20 +34,14 @@ bool contains(const std::string& text, const std::string& part) {
 
 class RemeasureGpu : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("blaster-remeasure-{}", ::getpid());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   testing::command_result run(const std::string& args) const {
     return testing::run_blaster(dir_, dir_ / "home",
                                 fmt::format("--root '{}' {}", source_dir.string(), args),
                                 dir_ / "stderr.txt");
   }
 
-  fs::path dir_;
+  testing::temp_folder folder_{"remeasure-gpu"};
+  const fs::path dir_ = folder_.path();
 };
 
 // The bundle at `from` again at `to`, with every timed candidate's time divided by `factor` and

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "../store/store_test_support.hpp"
 #include "benchmarking/candidate/candidate.hpp"
 #include "benchmarking/candidate/kernel_binding.hpp"
 #include "benchmarking/runner/bench_runner.hpp"
@@ -47,15 +48,6 @@ compile_limits sandbox() {
 
 class CandidateFrontend : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           fmt::format("blaster-frontend-test-{}-{}", ::getpid(), counter++);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path write(const fs::path& name, const std::string& text) const {
     const fs::path file = dir_ / name;
     fs::create_directories(file.parent_path());
@@ -63,7 +55,8 @@ class CandidateFrontend : public ::testing::Test {
     return file;
   }
 
-  fs::path dir_;
+  testing::temp_folder folder_{"frontend-test"};
+  const fs::path dir_ = folder_.path();
 };
 
 // rmsnorm's arguments, then the two pointers a Triton kernel of today takes after its own.

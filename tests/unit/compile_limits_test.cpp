@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "../store/store_test_support.hpp"
 #include "benchmarking/candidate/candidate.hpp"
 #include "benchmarking/runner/bench_runner.hpp"
 #include "core/file_io.hpp"
@@ -38,15 +39,6 @@ compile_limits sandbox() {
 
 class CompileLimits : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           fmt::format("blaster-compile-limits-{}-{}", ::getpid(), counter++);
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path write(std::string_view name, const std::string& text) const {
     const fs::path file = dir_ / name;
     std::ofstream(file, std::ios::binary) << text;
@@ -76,7 +68,8 @@ class CompileLimits : public ::testing::Test {
            init.substr(init.find("*/\n") + 3);
   }
 
-  fs::path dir_;
+  testing::temp_folder folder_{"compile-limits"};
+  const fs::path dir_ = folder_.path();
 };
 
 TEST_F(CompileLimits, ASourceOverTheLimitIsACompileErrorNamingTheFlag) {
