@@ -23,7 +23,6 @@
 namespace blaster {
 
 using json = nlohmann::json;
-using detail::baseline_result;
 using detail::best_result;
 using detail::optional_number;
 

@@ -26,7 +26,6 @@ namespace blaster {
 namespace {
 
 using json = nlohmann::json;
-using detail::baseline_result;
 using detail::best_result;
 using detail::optional_number;
 namespace fs = std::filesystem;

@@ -25,13 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const variant_result* baseline_of(const bench_report& report) {
-  for (const auto& r : report.results) {
-    if (r.baseline) return &r;
-  }
-  return nullptr;
-}
-
 bool overlaps(const interval& a, const interval& b) { return a.low <= b.high && b.low <= a.high; }
 
 // The verdict's speedup interval where it rests on two sessions or more; one session's bootstrap
@@ -163,8 +156,8 @@ void judge_claim(const bench_report& recorded, const variant_result& result,
     }
     return not_remeasured("the run is not the recorded one's kind: " + text);
   }
-  const variant_result* recorded_baseline = baseline_of(recorded);
-  const variant_result* fresh_baseline = baseline_of(fresh);
+  const variant_result* recorded_baseline = baseline_result(recorded);
+  const variant_result* fresh_baseline = baseline_result(fresh);
   if (recorded_baseline != nullptr && fresh_baseline != nullptr &&
       recorded_baseline->source_sha256 != fresh_baseline->source_sha256) {
     return not_remeasured(fmt::format(

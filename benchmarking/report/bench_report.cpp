@@ -199,6 +199,13 @@ std::optional<double> confirmed_time(const variant_result& r) {
   return r.status == "passed" && !r.screened ? r.time_us : std::nullopt;
 }
 
+const variant_result* baseline_result(const bench_report& report) {
+  for (const auto& r : report.results) {
+    if (r.baseline) return &r;
+  }
+  return nullptr;
+}
+
 std::string stored_report_bytes(const bench_report& report) { return to_json(report).dump(); }
 
 json to_json(const bench_report& report) {

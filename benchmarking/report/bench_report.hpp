@@ -170,6 +170,8 @@ variant_result variant_result_from_json(const nlohmann::json& j);
 // A variant's time where it passed and was confirmed, not screened out after the first session:
 // the time a tuned table's entry states.
 std::optional<double> confirmed_time(const variant_result& r);
+// The run's baseline result (the task's init.cu), or none where the run had none.
+const variant_result* baseline_result(const bench_report& report);
 // Everything in the report, exactly: what `--json` prints and what the store keeps. Reading
 // accepts the reports of the previous release too (checked-in bundles hold them): what they
 // lack reads as absent.

@@ -17,13 +17,6 @@ const variant_result* best_result(const bench_report& report) {
   return best;
 }
 
-const variant_result* baseline_result(const bench_report& report) {
-  for (const auto& r : report.results) {
-    if (r.baseline) return &r;
-  }
-  return nullptr;
-}
-
 nlohmann::json optional_number(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }

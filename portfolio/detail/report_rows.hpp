@@ -14,7 +14,6 @@ namespace blaster::detail {
 // The candidate a case is reported by: an improvement the verdict confirms first, then one
 // timed in every session, then the largest speedup; none when no candidate passed.
 const variant_result* best_result(const bench_report& report);
-const variant_result* baseline_result(const bench_report& report);
 
 // The number, or null.
 nlohmann::json optional_number(const std::optional<double>& v);
