@@ -53,7 +53,7 @@ double peak_memory_bandwidth(const cuda::device_properties& device);
 
 // Copies, reads and writes 2 GiB buffers (far beyond the L2; an eighth of the memory at most)
 // with grid-stride and one-pass kernels of 8- and 16-byte vectors in several launch shapes, and
-// copies and reads buffers that fit in the L2, keeping the fastest of each.
+// copies and reads buffers that fit in the L2 (many passes a launch), keeping the fastest of each.
 memory_ceilings measure_memory_ceilings(const cuda::context& context, const cuda::stream& stream,
                                         compile_cache* cache);
 
