@@ -18,12 +18,12 @@ inline constexpr double dependence_confidence = 0.999;
 // What the poisoned launches after a hot or graph timing measured, pairs of launches whose two
 // sides differ in one thing only, each timed alone on the device, with the pairs' ratio taken
 // against what the same pairs of the harness's own reference give:
-// - output: before each launch the outputs, scratch and inout buffers are rewritten, by the
-//   harness's copy kernel from one of two images of equal size, with what the last launch left
-//   there (control) or with what poisoning writes (poisoned: the run's poison, and an inout
-//   buffer's drawn bytes); the copies read and write the same addresses, and a sweep then
-//   writes back and drops every line of the L2, so that each side's launch starts on the same
-//   empty cache and only those buffers' bytes differ. Reference: 1.
+// - output: before each launch the outputs, scratch and inout buffers are rewritten with what
+//   the last launch left there (control) or with what poisoning writes (poisoned: the run's
+//   poison, and an inout buffer's drawn bytes), staged first; a sweep then writes back and drops
+//   every line of the L2, the inputs are read into it, and the harness's copy kernel writes the
+//   stage over the buffers: each side's launch finds the same lines cached, inputs and outputs
+//   as a hot timing's launch finds them, and only those buffers' bytes differ. Reference: 1.
 // - time: launches after launches of the plan on the same buffers, back to back
 //   (back_to_back_us) or after a pause of `pause_us` in which the harness runs nothing but a
 //   clock (paused_us): the caches hold the same, only the time since the last launch differs.

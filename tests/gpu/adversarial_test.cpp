@@ -276,6 +276,45 @@ TEST(AdversarialGpu, AnEighthSkippedIsRejectedByItsIntervalAndItsLookAlikesPass)
   }
 }
 
+// Skips keyed on the L2 as well as on what the outputs hold: every eighth block of rms_norm at
+// 1024 tokens (16 MB of inputs and outputs, which the L2 holds) returns at once where its row is
+// as it left it and the row's output, or input, is still cached. Both sides of the output
+// comparison find the same lines cached as a hot timing's launch does, so the skip shows there;
+// the look-alike that times the same loads and keeps the same keys passes.
+TEST(AdversarialGpu, SkipsKeyedOnACachedRowAreRejectedAndTheirLookAlikePasses) {
+  BLASTER_REQUIRE_GPU();
+  const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
+  for (const auto& mode : timing_modes()) {
+    if (!mode.checks_output_dependence) continue;
+    SCOPED_TRACE(mode.name);
+    bench_options options = bench_of("rms_norm",
+                                     {folder / "skips_an_eighth_when_cached.cu",
+                                      folder / "skips_an_eighth_when_x_cached.cu",
+                                      folder / "times_its_cached_rows.cu"},
+                                     fmt::format("adversarial suite, cached rows, {}", mode.name));
+    options.timed_case = "t1024";
+    options.timing.mode = mode.mode;
+    options.mode_given = true;
+    options.use_tuned = false;
+    const bench_report report = bench_apart(options);
+    ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
+    ASSERT_EQ(report.results.size(), 4U);
+    for (const auto& r : report.results) {
+      const std::string verdict =
+          r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+      const std::string shown =
+          fmt::format("{} got {}: {}{}", r.label, verdict, r.message,
+                      r.poisoned ? "\n" + to_json(*r.poisoned).dump() : std::string());
+      if (r.baseline || r.candidate == "times_its_cached_rows") {
+        EXPECT_EQ(verdict, "passed") << shown;
+        continue;
+      }
+      EXPECT_EQ(verdict, "stale_in_timing") << shown;
+      EXPECT_NE(r.message.find("poisoned over control"), std::string::npos) << shown;
+    }
+  }
+}
+
 // Cold mode's flush leaves no line of the launch before it, whatever eviction priority the kernel
 // asked for: 1024 tokens of rms_norm (8 MiB of x, inside the L2) read with evict_last hints take
 // as long as with evict_normal ones. A kept x would come from the L2, several times faster.

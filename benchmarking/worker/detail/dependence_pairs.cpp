@@ -27,14 +27,13 @@ int output_pairs(double hot_us) { return hot_us < 1000.0 ? 32 : 16; }
 int pause_pairs(double hot_us) { return hot_us < 1000.0 ? 24 : 12; }
 
 // What poison() writes of a set (its outputs and scratch, and its inout buffers, whose poison is
-// their drawn bytes) laid end to end, each at a 256-byte boundary, in three images of that size:
-// what the two sides of the output comparison copy from, to and through.
+// their drawn bytes) laid end to end, each at a 256-byte boundary, in two images of that size:
+// the run's poison, and the stage that each side of the output comparison copies from.
 struct output_images {
   std::vector<std::pair<std::string, std::size_t>> at;  // buffer, offset in an image
   std::size_t bytes = 0;
-  std::optional<cuda::device_buffer> last;    // what the last launch left, copied out
   std::optional<cuda::device_buffer> poison;  // the run's poison, written once
-  std::optional<cuda::device_buffer> sink;    // where the other image's read goes
+  std::optional<cuda::device_buffer> stage;   // what the next launch's buffers get
 };
 
 // The images of `set`, whose buffers get the poison on the way; a launch of `launch` then puts
@@ -49,9 +48,8 @@ output_images image_outputs(worker_context& w, check_buffers& set, const launch_
   for (const auto& [name, type] : set.output_types) place(name);
   for (const auto& [name, drawn] : set.restore) place(name);
   const std::size_t bytes = std::max<std::size_t>(images.bytes, 256);
-  images.last.emplace(bytes);
   images.poison.emplace(bytes);
-  images.sink.emplace(bytes);
+  images.stage.emplace(bytes);
   poison(w, set, fill);
   for (const auto& [name, offset] : images.at) {
     copy(images.poison->get() + offset, set.buffers.at(name).data(), set.buffers.at(name).bytes(),
@@ -62,31 +60,33 @@ output_images image_outputs(worker_context& w, check_buffers& set, const launch_
   return images;
 }
 
-// Before one side's launch on `set`: three copies of what poison() writes, the same on both
-// sides but for the image those buffers get:
-//   both:     buffers -> last
-//   control:  poison  -> sink,  last   -> buffers   (they get what they held)
-//   poisoned: last    -> sink,  poison -> buffers   (they get the poison, as poison() writes it)
-// Each side reads both images and writes the sink and the buffers, in the same order of kinds;
-// but not of addresses, which leaves the L2's lines in another order of age and dirtiness (on an
-// H100, honest kernels of about 10 us ran 2 to 6% slower on the poisoned side, which evicted
-// dirty lines first). So the sweep then writes back and drops every line: each side's launch
-// starts on the same empty L2, and only what the outputs hold differs.
+// Before one side's launch on `set`, the stage gets what the buffers poison() writes hold now
+// (control) or the poison (poisoned); then the sweep writes back and drops every line of the L2,
+// the set's inputs are read into it, and the same copy kernel writes the stage over those
+// buffers: the same bytes to the same addresses in the same order on both sides, which leave the
+// L2 holding the same lines, as a hot timing's launch finds them (inputs and outputs there, the
+// outputs dirty). Only what the outputs hold differs. (Copies that differed in their sources'
+// addresses left the L2's lines in another order of age and dirtiness: on an H100, honest kernels
+// of about 10 us ran 2 to 6% slower on the poisoned side, which evicted dirty lines first. A
+// sweep after the copies left both sides' outputs out of the L2, where a kernel that skips only
+// when its outputs are still cached and hold its last answer would skip on neither.)
 void rewrite_outputs(worker_context& w, check_buffers& set, const output_images& images,
                      const buffer_copy& copy, l2_flush& sweep, bool poisoned) {
   const CUstream s = w.stream.get();
-  const CUdeviceptr last = images.last->get();
-  const CUdeviceptr poison = images.poison->get();
-  const CUdeviceptr sink = images.sink->get();
+  const CUdeviceptr stage = images.stage->get();
   for (const auto& [name, offset] : images.at) {
-    copy(last + offset, set.buffers.at(name).data(), set.buffers.at(name).bytes(), s);
-  }
-  for (const auto& [name, offset] : images.at) {
-    const std::size_t size = set.buffers.at(name).bytes();
-    copy(sink + offset, (poisoned ? last : poison) + offset, size, s);
-    copy(set.buffers.at(name).data(), (poisoned ? poison : last) + offset, size, s);
+    const cuda::guarded_buffer& buffer = set.buffers.at(name);
+    copy(stage + offset, poisoned ? images.poison->get() + offset : buffer.data(), buffer.bytes(),
+         s);
   }
   sweep.evict_and_drop(s, w.context.properties().sm_count);
+  for (const auto& [name, buffer] : set.buffers) {
+    const bool rewritten = set.output_types.contains(name) || set.restore.contains(name);
+    if (!rewritten) copy.read(buffer.data(), buffer.bytes(), s);
+  }
+  for (const auto& [name, offset] : images.at) {
+    copy(set.buffers.at(name).data(), stage + offset, set.buffers.at(name).bytes(), s);
+  }
   settle(w);
 }
 
