@@ -27,22 +27,6 @@ extern "C" __global__ void blaster_buffer_copy(unsigned char* to, const unsigned
                                                unsigned long long bytes) {
   copy_bytes(to, from, bytes);
 }
-// Reads the bytes, so that the L2 holds them, and writes nothing but an impossible fold.
-extern "C" __global__ void blaster_buffer_read(const unsigned char* from, unsigned long long bytes,
-                                               unsigned* sink) {
-  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  const unsigned long long first =
-      static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned folded = 0;
-  if ((reinterpret_cast<unsigned long long>(from) & 3ULL) == 0) {
-    for (unsigned long long i = first; i < bytes / 4; i += stride) {
-      folded ^= reinterpret_cast<const unsigned*>(from)[i];
-    }
-  } else {
-    for (unsigned long long i = first; i < bytes; i += stride) folded ^= from[i];
-  }
-  if (folded == 0x9E3779B9u && first == 0) *sink = folded;
-}
 extern "C" __global__ void blaster_reference_copy(unsigned char* to, const unsigned char* from,
                                                   unsigned long long bytes) {
   copy_bytes(to, from, bytes);
@@ -57,10 +41,8 @@ constexpr unsigned copy_threads = 256;
 
 buffer_copy::buffer_copy(const std::string& arch, compile_cache* cache)
     : kernel_(copy_source,
-              std::vector<std::string>{std::string(kernel_name), std::string(reference_name),
-                                       std::string(read_name)},
-              arch, cache),
-      sink_(sizeof(unsigned)) {}
+              std::vector<std::string>{std::string(kernel_name), std::string(reference_name)},
+              arch, cache) {}
 
 void buffer_copy::operator()(CUdeviceptr to, CUdeviceptr from, std::size_t bytes,
                              CUstream stream) const {
@@ -72,23 +54,13 @@ void buffer_copy::reference(CUdeviceptr to, CUdeviceptr from, std::size_t bytes,
   launch(std::string(reference_name), to, from, bytes, stream);
 }
 
-void buffer_copy::read(CUdeviceptr from, std::size_t bytes, CUstream stream) const {
-  if (bytes == 0) return;
-  unsigned long long count = bytes;
-  CUdeviceptr sink = sink_.get();
-  void* args[] = {&from, &count, &sink};
-  cuda::check(cuda::driver().cuLaunchKernel(kernel_.get(std::string(read_name)), copy_grid, 1, 1,
-                                            copy_threads, 1, 1, 0, stream, args, nullptr),
-              "launching the buffer read");
-}
-
 void buffer_copy::launch(const std::string& name, CUdeviceptr to, CUdeviceptr from,
                          std::size_t bytes, CUstream stream) const {
   if (bytes == 0) return;
   unsigned long long count = bytes;
   void* args[] = {&to, &from, &count};
-  cuda::check(cuda::driver().cuLaunchKernel(kernel_.get(name), copy_grid, 1, 1, copy_threads, 1, 1,
-                                            0, stream, args, nullptr),
+  cuda::check(cuda::driver().cuLaunchKernel(kernel_.get(name), copy_grid, 1, 1, copy_threads, 1,
+                                            1, 0, stream, args, nullptr),
               "launching the buffer copy");
 }
 

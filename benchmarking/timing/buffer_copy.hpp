@@ -4,11 +4,10 @@
 
 #include <cstddef>
 #include <string>
-#include <string_view>
 #include <vector>
+#include <string_view>
 
 #include "benchmarking/timing/internal_kernel.hpp"
-#include "core/device_buffer.hpp"
 
 namespace blaster {
 
@@ -28,23 +27,16 @@ class buffer_copy {
   // The same copy under a name that a record of what ran keeps: the reference kernel.
   static constexpr std::string_view reference_name = "blaster_reference_copy";
 
-  // The read of read(), which a record of what ran leaves out as it leaves out the copy.
-  static constexpr std::string_view read_name = "blaster_buffer_read";
-
   // Any alignment; 4-byte words where both ends are 4-byte aligned.
   void operator()(CUdeviceptr to, CUdeviceptr from, std::size_t bytes, CUstream stream) const;
   // The copy as the reference kernel, which CUPTI's record of the candidate's kernels keeps.
   void reference(CUdeviceptr to, CUdeviceptr from, std::size_t bytes, CUstream stream) const;
-  // Reads `bytes` and writes nothing they could be told by: the L2 then holds them, as it holds
-  // the inputs a launch read.
-  void read(CUdeviceptr from, std::size_t bytes, CUstream stream) const;
 
  private:
   void launch(const std::string& name, CUdeviceptr to, CUdeviceptr from, std::size_t bytes,
               CUstream stream) const;
 
   internal_kernel kernel_;
-  cuda::device_buffer sink_;  // where a read's fold would go, were it ever the impossible value
 };
 
 }  // namespace blaster

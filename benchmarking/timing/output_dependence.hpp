@@ -21,9 +21,10 @@ inline constexpr double dependence_confidence = 0.999;
 // - output: before each launch the outputs, scratch and inout buffers are rewritten with what
 //   the last launch left there (control) or with what poisoning writes (poisoned: the run's
 //   poison, and an inout buffer's drawn bytes), staged first; a sweep then writes back and drops
-//   every line of the L2, the inputs are read into it, and the harness's copy kernel writes the
-//   stage over the buffers: each side's launch finds the same lines cached, inputs and outputs
-//   as a hot timing's launch finds them, and only those buffers' bytes differ. Reference: 1.
+//   every line of the L2, a launch of the plan caches what it touches, and the harness's copy
+//   kernel writes the stage over the buffers: each side's launch finds the same lines cached,
+//   as a hot timing's launch finds them after the one before it, and only those buffers' bytes
+//   differ. Reference: 1.
 // - time: launches after launches of the plan on the same buffers, back to back
 //   (back_to_back_us) or after a pause of `pause_us` in which the harness runs nothing but a
 //   clock (paused_us): the caches hold the same, only the time since the last launch differs.

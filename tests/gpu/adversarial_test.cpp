@@ -278,9 +278,10 @@ TEST(AdversarialGpu, AnEighthSkippedIsRejectedByItsIntervalAndItsLookAlikesPass)
 
 // Skips keyed on the L2 as well as on what the outputs hold: every eighth block of rms_norm at
 // 1024 tokens (16 MB of inputs and outputs, which the L2 holds) returns at once where its row is
-// as it left it and the row's output, or input, is still cached. Both sides of the output
-// comparison find the same lines cached as a hot timing's launch does, so the skip shows there;
-// the look-alike that times the same loads and keeps the same keys passes.
+// as it left it and the row's output, its input or a word of its own memory is still cached. Both
+// sides of the output comparison find the lines cached as a hot timing's launch finds them after
+// the launch before it, so the skip shows there; the look-alike that times the same loads and
+// keeps the same keys passes.
 TEST(AdversarialGpu, SkipsKeyedOnACachedRowAreRejectedAndTheirLookAlikePasses) {
   BLASTER_REQUIRE_GPU();
   const auto folder = source_dir / "tests" / "adversarial" / "rms_norm";
@@ -290,6 +291,7 @@ TEST(AdversarialGpu, SkipsKeyedOnACachedRowAreRejectedAndTheirLookAlikePasses) {
     bench_options options = bench_of("rms_norm",
                                      {folder / "skips_an_eighth_when_cached.cu",
                                       folder / "skips_an_eighth_when_x_cached.cu",
+                                      folder / "skips_an_eighth_when_its_mark_is_cached.cu",
                                       folder / "times_its_cached_rows.cu"},
                                      fmt::format("adversarial suite, cached rows, {}", mode.name));
     options.timed_case = "t1024";
@@ -298,7 +300,7 @@ TEST(AdversarialGpu, SkipsKeyedOnACachedRowAreRejectedAndTheirLookAlikePasses) {
     options.use_tuned = false;
     const bench_report report = bench_apart(options);
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
-    ASSERT_EQ(report.results.size(), 4U);
+    ASSERT_EQ(report.results.size(), 5U);
     for (const auto& r : report.results) {
       const std::string verdict =
           r.status == "passed" ? "passed" : std::string(to_string(r.reason));

@@ -62,16 +62,18 @@ output_images image_outputs(worker_context& w, check_buffers& set, const launch_
 
 // Before one side's launch on `set`, the stage gets what the buffers poison() writes hold now
 // (control) or the poison (poisoned); then the sweep writes back and drops every line of the L2,
-// the set's inputs are read into it, and the same copy kernel writes the stage over those
-// buffers: the same bytes to the same addresses in the same order on both sides, which leave the
-// L2 holding the same lines, as a hot timing's launch finds them (inputs and outputs there, the
-// outputs dirty). Only what the outputs hold differs. (Copies that differed in their sources'
-// addresses left the L2's lines in another order of age and dirtiness: on an H100, honest kernels
-// of about 10 us ran 2 to 6% slower on the poisoned side, which evicted dirty lines first. A
-// sweep after the copies left both sides' outputs out of the L2, where a kernel that skips only
-// when its outputs are still cached and hold its last answer would skip on neither.)
-void rewrite_outputs(worker_context& w, check_buffers& set, const output_images& images,
-                     const buffer_copy& copy, l2_flush& sweep, bool poisoned) {
+// a launch of `launch` (whose outputs are the same on both sides) caches what it reads and
+// writes, and the same copy kernel writes the stage over those buffers: the same bytes to the
+// same addresses in the same order on both sides, which leave the L2 holding the same lines, as
+// a hot timing's launch finds them after the launch before it. Only what the outputs hold
+// differs. (Copies that differed in their sources' addresses left the L2's lines in another order
+// of age and dirtiness: on an H100, honest kernels of about 10 us ran 2 to 6% slower on the
+// poisoned side, which evicted dirty lines first. A sweep after the copies left every line a
+// launch touches out of the L2 on both sides, where a kernel that skips only when a line it
+// touched is still cached and its outputs hold its last answer would skip on neither.)
+void rewrite_outputs(worker_context& w, check_buffers& set, const launch_sequence& launch,
+                     const output_images& images, const buffer_copy& copy, l2_flush& sweep,
+                     bool poisoned) {
   const CUstream s = w.stream.get();
   const CUdeviceptr stage = images.stage->get();
   for (const auto& [name, offset] : images.at) {
@@ -80,10 +82,7 @@ void rewrite_outputs(worker_context& w, check_buffers& set, const output_images&
          s);
   }
   sweep.evict_and_drop(s, w.context.properties().sm_count);
-  for (const auto& [name, buffer] : set.buffers) {
-    const bool rewritten = set.output_types.contains(name) || set.restore.contains(name);
-    if (!rewritten) copy.read(buffer.data(), buffer.bytes(), s);
-  }
+  launch.enqueue(s);
   for (const auto& [name, offset] : images.at) {
     copy(set.buffers.at(name).data(), stage + offset, set.buffers.at(name).bytes(), s);
   }
@@ -148,7 +147,8 @@ poisoned_launches time_dependence_pairs(
   for (int i = 0; i < output_pairs(p.hot_us); ++i) {
     const std::size_t k = static_cast<std::size_t>(i) % sets.size();
     for (const bool poisoned : {i % 2 == 1, i % 2 == 0}) {
-      rewrite_outputs(w, sets[k], images, copy, sweep, poisoned);
+      rewrite_outputs(w, sets[k], launches[k], images, copy, sweep, poisoned);
+      alone.drop_records();  // the launch that cached the lines is not the one timed
       if (poisoned) {
         p.poisoned_us.push_back(alone(launches[k], &p.poisoned_event_us));
         if (!stale) stale = stale_set(k);

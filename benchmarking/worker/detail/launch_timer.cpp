@@ -53,6 +53,10 @@ double launch_timer::after(const stream_hold& hold, const launch_run& run) {
                nullptr);
 }
 
+void launch_timer::drop_records() {
+  if (recorded_) recorder_.take_records();
+}
+
 double launch_timer::timed(const std::function<void()>& enqueue, std::size_t earlier,
                            std::size_t planned, std::vector<double>* events) {
   start_.record(w_.stream);

@@ -87,6 +87,9 @@ class launch_timer {
   // and a run is a graph only where CUPTI records.
   double after(const stream_hold& hold, const launch_run& run);
 
+  // Forgets what ran since the last launch timed: launches that only prepare the next one.
+  void drop_records();
+
  private:
   // What `enqueue` puts on the stream, between events, after `earlier` kernels enqueued since the
   // last launch timed: the timed launch's own kernels, `planned` of them, are the records after

@@ -255,8 +255,7 @@ timing_answer run_timing(worker_context& w) {
   kernel_recorder recorder(
       {std::string(sm_clock_probe::kernel_name), std::string(l2_flush::kernel_name),
        std::string(device_compare::kernel_name), std::string(pattern_fill::kernel_name),
-       std::string(buffer_copy::kernel_name), std::string(buffer_copy::read_name),
-       std::string(stream_hold::kernel_name)});
+       std::string(buffer_copy::kernel_name), std::string(stream_hold::kernel_name)});
   // The harness's kernels of the checks after the samples, which the recorder leaves out.
   const pattern_fill fill(w.request.arch, &*w.cache);
   const buffer_copy copy(w.request.arch, &*w.cache);

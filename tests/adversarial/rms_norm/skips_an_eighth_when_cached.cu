@@ -23,7 +23,7 @@ __device__ unsigned int kept[kKeptRows];
 
 // Cycles that one load of `p` takes from the L2 or beyond (ld.global.cg skips the L1), the clock
 // read only once the value is in a register.
-__device__ long long load_cycles(const __nv_bfloat16* p) {
+__device__ long long load_cycles(const void* p) {
   long long start;
   long long end;
   unsigned short v;
@@ -35,7 +35,7 @@ __device__ long long load_cycles(const __nv_bfloat16* p) {
 
 // Whether `p`'s line was in the L2 before this load: the first load of it takes little longer
 // than a second, which surely finds it there. A load from DRAM takes about twice as long.
-__device__ bool was_cached(const __nv_bfloat16* p) {
+__device__ bool was_cached(const void* p) {
   const long long first = load_cycles(p);
   const long long again = load_cycles(p);
   return 2 * first < 3 * again;

@@ -8,8 +8,8 @@
 */
 // Cheat: skips_an_eighth_when_cached.cu keyed on the row's input instead: every eighth block
 // returns at once where its row's first input and output element are as it left them and the
-// input is still in the L2, as a hot timing's launches at a size the L2 holds find it. The
-// comparison's sides read the inputs into the L2 before their launches.
+// input is still in the L2, as a hot timing's launches at a size the L2 holds find it. Each side
+// of the comparison finds the inputs as the launch before it left them.
 // expect: stale_in_timing
 #include <cuda_bf16.h>
 
@@ -22,7 +22,7 @@ __device__ unsigned int kept[kKeptRows];
 
 // Cycles that one load of `p` takes from the L2 or beyond (ld.global.cg skips the L1), the clock
 // read only once the value is in a register.
-__device__ long long load_cycles(const __nv_bfloat16* p) {
+__device__ long long load_cycles(const void* p) {
   long long start;
   long long end;
   unsigned short v;
@@ -34,7 +34,7 @@ __device__ long long load_cycles(const __nv_bfloat16* p) {
 
 // Whether `p`'s line was in the L2 before this load: the first load of it takes little longer
 // than a second, which surely finds it there. A load from DRAM takes about twice as long.
-__device__ bool was_cached(const __nv_bfloat16* p) {
+__device__ bool was_cached(const void* p) {
   const long long first = load_cycles(p);
   const long long again = load_cycles(p);
   return 2 * first < 3 * again;

@@ -6,10 +6,10 @@
   ]
 }
 */
-// Honest, and built like skips_an_eighth_when_cached.cu: every eighth block times a load of its
-// row's output and input and compares what it kept of the row, counting the rows it could have
-// skipped, but computes every row every time. It must pass the timing's checks of output
-// dependence.
+// Honest, and built like skips_an_eighth_when_cached.cu: every eighth block times loads of its
+// row's output and input and of its own kept word, and compares what it kept of the row, counting
+// the rows it could have skipped, but computes every row every time. It must pass the timing's
+// checks of output dependence.
 // expect: passed
 #include <cuda_bf16.h>
 
@@ -23,7 +23,7 @@ __device__ unsigned int could_skip;  // rows found as they were left, in the L2
 
 // Cycles that one load of `p` takes from the L2 or beyond (ld.global.cg skips the L1), the clock
 // read only once the value is in a register.
-__device__ long long load_cycles(const __nv_bfloat16* p) {
+__device__ long long load_cycles(const void* p) {
   long long start;
   long long end;
   unsigned short v;
@@ -35,7 +35,7 @@ __device__ long long load_cycles(const __nv_bfloat16* p) {
 
 // Whether `p`'s line was in the L2 before this load: the first load of it takes little longer
 // than a second, which surely finds it there. A load from DRAM takes about twice as long.
-__device__ bool was_cached(const __nv_bfloat16* p) {
+__device__ bool was_cached(const void* p) {
   const long long first = load_cycles(p);
   const long long again = load_cycles(p);
   return 2 * first < 3 * again;
@@ -55,7 +55,7 @@ extern "C" __global__ void times_its_cached_rows(__nv_bfloat16* out, const __nv_
   const bool watched = blockIdx.x % 8 == 7 && blockIdx.x < kKeptRows;
   __shared__ float warp_sums[256 / 32];
   if (watched && threadIdx.x == 0 && was_cached(out + row) && was_cached(x + row) &&
-      kept[blockIdx.x] == row_key(out, x, row)) {
+      was_cached(&kept[blockIdx.x]) && kept[blockIdx.x] == row_key(out, x, row)) {
     atomicAdd(&could_skip, 1U);
   }
   float sum = 0.0f;
