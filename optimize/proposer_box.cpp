@@ -149,27 +149,31 @@ struct cleanup {
 };
 
 // Kills the leader's group, then every process that left it (setsid, setpgid), as their
-// parents die and they come to the keeper, until none is left.
+// parents die and they come to the keeper, until none is left. A dying process hands its
+// children to the keeper before it shows as ended, but the scan of /proc takes time: a child
+// read while its parent lived comes to the keeper after the scan has passed it. So the leader's
+// end is looked at before the scan, and only a scan that finds no other child, running or
+// ended, says that none is left.
 cleanup kill_everything(pid_t leader) {
   std::set<pid_t> outside;
   const auto started = std::chrono::steady_clock::now();
   const pid_t self = ::getpid();
   for (;;) {
     ::kill(-leader, SIGKILL);
-    std::size_t alive = 0;
+    siginfo_t info;
+    std::size_t alive = has_ended(leader, info) ? 0 : 1;
+    std::size_t reaped = 0;
     for (const child_process& c : children_of(self)) {
       if (c.pid == leader) continue;
       if (c.state == 'Z') {
-        ::waitpid(c.pid, nullptr, WNOHANG);
+        reaped += ::waitpid(c.pid, nullptr, WNOHANG) == c.pid ? 1 : 0;
         continue;
       }
       ++alive;
       if (::getpgid(c.pid) != leader) outside.insert(c.pid);
       ::kill(c.pid, SIGKILL);
     }
-    siginfo_t info;
-    if (!has_ended(leader, info)) ++alive;
-    if (alive == 0) return {.moved_out = outside.size(), .left_running = 0};
+    if (alive == 0 && reaped == 0) return {.moved_out = outside.size(), .left_running = 0};
     if (std::chrono::steady_clock::now() - started > kill_patience) {
       return {.moved_out = outside.size(), .left_running = alive};
     }

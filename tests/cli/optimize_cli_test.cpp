@@ -608,6 +608,10 @@ TEST_F(OptimizeCli, BlasterKilledLeavesNoProposerBehind) {
       const int null = ::open("/dev/null", O_WRONLY);
       ::dup2(null, STDOUT_FILENO);
       ::dup2(null, STDERR_FILENO);
+      // A test run in the background of a shell (`tests &`) inherits SIGINT ignored, and exec
+      // keeps that: blaster would outlive the signal this test sends it.
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
       ::execl(BLASTER_BINARY, BLASTER_BINARY, "--root", BLASTER_SOURCE_DIR, "--home",
               home.c_str(), "optimize", "--task", "rmsnorm", "--reply-timeout", "600",
               "--proposer", "setsid sleep 300 & s=$!; sleep 300 & echo \"pids $$ $s $!\" >&2; sleep 300",
@@ -629,12 +633,19 @@ TEST_F(OptimizeCli, BlasterKilledLeavesNoProposerBehind) {
     ::kill(blaster, signal);
     int status = 0;
     ::waitpid(blaster, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signal)
+        << "signal " << signal << ": blaster ended with status " << status;
+    // The keeper reaps what it kills: a pid that is still there, running or a zombie left to
+    // init, is one the keeper did not see end.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (const pid_t pid : pids) {
       while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      EXPECT_TRUE(::kill(pid, 0) == -1 && errno == ESRCH) << "signal " << signal << ": " << pid;
+      std::string stat;
+      std::getline(std::ifstream(fmt::format("/proc/{}/stat", pid)), stat);
+      EXPECT_TRUE(::kill(pid, 0) == -1 && errno == ESRCH)
+          << "signal " << signal << ": " << pid << " left behind: " << stat;
     }
   }
 }
