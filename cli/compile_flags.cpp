@@ -40,7 +40,9 @@ void add_compile_limit_flags(CLI::App& command, compile_limit_flags& flags) {
       ->check(CLI::Range(std::size_t{1}, max_param_configurations));
   command.add_option("--python", flags.python,
                      "the python3 whose triton compiles .py candidates (default: python3 on "
-                     "PATH); a .py candidate is a compile_error where it has no triton");
+                     "PATH); where it has no triton, the .py files of kernels/<task>/ are left "
+                     "out with a line that says so, and a .py named with --candidate is a "
+                     "compile_error");
 }
 
 compile_limits to_compile_limits(const compile_limit_flags& flags) {

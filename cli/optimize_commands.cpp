@@ -1,8 +1,10 @@
 // blaster optimize, blaster proposer, blaster memory, blaster trajectories export: the
 // optimization loop, its built-in proposer, what it remembers, and its sessions as trajectories.
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "benchmarking/candidate/candidate.hpp"
 #include "cli/commands.hpp"
@@ -67,11 +69,37 @@ std::string shell_quoted(const std::string& word) {
 }
 
 // The files whose params the built-in proposer searches: the given ones, else kernels/<task>/.
+// .cu files only, since a step's source is judged as a .cu file (optimize/PROTOCOL.md): a file of
+// another kind found in a folder is left out with one line, and one named on its own is refused.
 std::vector<std::filesystem::path> searched_files(const std::filesystem::path& root,
                                                   const std::string& task,
                                                   const std::vector<std::filesystem::path>& given) {
-  std::vector<std::filesystem::path> files = discover_candidates(root, task, given);
-  files.erase(files.begin());  // the baseline
+  task_candidates found = discover_candidates(root, task, given, compile_limits{});
+  found.files.erase(found.files.begin());  // the baseline
+  left_out_candidates not_cuda{
+      .files = {},
+      .why = "the params search proposes .cu sources only, which a step judges as CUDA C++"};
+  for (const auto& l : found.left_out) {
+    not_cuda.files.insert(not_cuda.files.end(), l.files.begin(), l.files.end());
+  }
+  std::vector<std::filesystem::path> files;
+  for (auto& file : found.files) {
+    if (candidate_kind_of(file).value_or(candidate_kind::cuda) == candidate_kind::cuda) {
+      files.push_back(std::move(file));
+    } else if (std::find(given.begin(), given.end(), file) != given.end()) {
+      BLASTER_INPUT_ERROR(
+          "{}: the params search proposes .cu sources only, which a step judges as CUDA C++ "
+          "(optimize/PROTOCOL.md); `blaster tune --task {} --candidate {}` times this "
+          "candidate's params",
+          file.string(), task, file.string());
+    } else {
+      not_cuda.files.push_back(std::move(file));
+    }
+  }
+  if (!not_cuda.files.empty()) {
+    std::sort(not_cuda.files.begin(), not_cuda.files.end());
+    spdlog::warn("{}", describe(not_cuda, root));
+  }
   if (files.empty()) {
     BLASTER_INPUT_ERROR(
         "{}: no candidate files to search; add one under kernels/{}/ or name one "

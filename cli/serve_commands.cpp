@@ -152,7 +152,7 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
                                             f->candidate.string(), judge_flags_text(j));
     // A candidate is a regular file, as bench takes one: a device such as /dev/zero or a FIFO is
     // refused unread, and so is a file larger than a reply's source may be.
-    static_cast<void>(discover_candidates(root, j.task, {f->candidate}));
+    static_cast<void>(discover_candidates(root, j.task, {f->candidate}, compile_limits{}));
     const std::uintmax_t size = std::filesystem::file_size(f->candidate);
     const reply_limits limits;
     if (size > limits.max_source_bytes) {

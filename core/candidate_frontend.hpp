@@ -67,6 +67,14 @@ class candidate_frontend {
   // The request that compiles one variant.
   [[nodiscard]] virtual compile_request request(const variant_input& variant) const = 0;
 
+  // Why no file of this kind can compile on this machine under `limits` (Triton: the
+  // interpreter has no triton), naming the flag that changes it; empty where files of it can. A
+  // scan of a task's folder leaves such files out (discover_candidates); a file named on its
+  // own still compiles to the compile_error that says the same.
+  [[nodiscard]] virtual std::string unavailable(const compile_limits& /*limits*/) const {
+    return {};
+  }
+
   // SHA-256 of what determines the output: two requests with one key compile alike.
   [[nodiscard]] virtual std::string key(const compile_request& request) const = 0;
 

@@ -119,7 +119,8 @@ void merge_progress(store& records, const std::string& name, const json& theirs,
 }  // namespace
 
 task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
-                                 const std::optional<std::string>& device, bool tables) {
+                                 const std::optional<std::string>& device, bool tables,
+                                 const compile_limits& limits) {
   std::set<std::string> files;  // relative to root, so sorted in a stable order
   auto add = [&](const std::filesystem::path& file) {
     files.insert(file.lexically_relative(root).generic_string());
@@ -130,7 +131,7 @@ task_sources task_sources_sha256(const std::filesystem::path& root, const std::s
   const std::filesystem::path common = common_headers_folder(root);
   bool every_header = false;  // a candidate whose includes are not known reaches them all
   std::set<std::string> included;
-  for (const auto& file : discover_candidates(root, task, {})) {
+  for (const auto& file : discover_candidates(root, task, {}, limits).files) {
     add(file);
     const candidate_file read = read_candidate(file, {}, common);
     // Without a plan its includes were not resolved (unread, refused, a plan error): any header
@@ -295,7 +296,8 @@ std::vector<portfolio_outcome> run_portfolio(const suite& s, const portfolio_opt
   const std::vector<portfolio_item> items = portfolio_items(s, options.shard, options.shards);
   // A task's sources as they are now; with every configuration timed, no table counts.
   auto sources_now = [&](const std::string& task, const std::optional<std::string>& device) {
-    return task_sources_sha256(options.root, task, device, /*tables=*/!options.all_params);
+    return task_sources_sha256(options.root, task, device, /*tables=*/!options.all_params,
+                               options.compile);
   };
   // By task and device: an item is held to the tables of the GPU it ran on (its "device"), one
   // recorded without a device, or not yet run, to the tables of every GPU. Once the GPUs' threads

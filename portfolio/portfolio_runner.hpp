@@ -82,14 +82,16 @@ std::vector<portfolio_item> portfolio_items(const suite& s, int shard = 1, int s
 // Given the device its run ran on (as tables name it, tuned_table.hpp), the tables of other GPUs
 // are left out, since bench never reads them there: tuning one GPU redoes none of another's
 // cases. A table whose name states no device, or does not parse, counts wherever it lies.
-// Without `tables` (a portfolio that times every configuration) none counts.
+// Without `tables` (a portfolio that times every configuration) none counts. The candidates are
+// those bench judges under `limits` (discover_candidates): a Triton file left out where there is
+// no Triton is not in the digest, so that a machine with Triton redoes the item with it.
 struct task_sources {
   std::string exact;
   std::string every_common_header;
 };
 task_sources task_sources_sha256(const std::filesystem::path& root, const std::string& task,
                                  const std::optional<std::string>& device = std::nullopt,
-                                 bool tables = true);
+                                 bool tables = true, const compile_limits& limits = {});
 
 // The first run id of shard i of a sharded portfolio: shards number their runs apart, so that
 // their homes merge (blaster merge) with every run keeping the id its reports cite.

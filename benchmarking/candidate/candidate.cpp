@@ -7,6 +7,7 @@
 #include <exception>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -189,22 +190,39 @@ std::vector<std::filesystem::path> candidate_files_in(const std::filesystem::pat
 
 }  // namespace
 
-std::vector<std::filesystem::path> discover_candidates(
-    const std::filesystem::path& root, const std::string& task,
-    const std::vector<std::filesystem::path>& given) {
+task_candidates discover_candidates(const std::filesystem::path& root, const std::string& task,
+                                    const std::vector<std::filesystem::path>& given,
+                                    const compile_limits& limits) {
   const auto baseline = root / "tasks" / task / "init.cu";
   if (!std::filesystem::exists(baseline)) {
     BLASTER_INPUT_ERROR("{}: missing; every task has a baseline kernel init.cu", baseline.string());
   }
-  std::vector<std::filesystem::path> files = {baseline};
+  task_candidates out;
+  out.files = {baseline};
   auto add_all = [&](const std::vector<std::filesystem::path>& more) {
-    files.insert(files.end(), more.begin(), more.end());
+    out.files.insert(out.files.end(), more.begin(), more.end());
   };
   if (given.empty()) {
-    if (const auto kernels = root / "kernels" / task; std::filesystem::is_directory(kernels)) {
-      add_all(candidate_files_in(kernels));
+    const auto kernels = root / "kernels" / task;
+    if (!std::filesystem::is_directory(kernels)) return out;
+    // Each kind's frontend is asked once, and only for a kind the folder holds: a folder of .cu
+    // files never starts an interpreter.
+    std::map<candidate_kind, std::string> why_not;
+    for (auto& file : candidate_files_in(kernels)) {
+      const candidate_kind kind = *candidate_kind_of(file);
+      auto it = why_not.find(kind);
+      if (it == why_not.end())
+        it = why_not.emplace(kind, frontend_for(kind).unavailable(limits)).first;
+      if (it->second.empty()) {
+        out.files.push_back(std::move(file));
+        continue;
+      }
+      auto group = std::find_if(out.left_out.begin(), out.left_out.end(),
+                                [&](const left_out_candidates& l) { return l.why == it->second; });
+      if (group == out.left_out.end()) group = out.left_out.insert(group, {{}, it->second});
+      group->files.push_back(std::move(file));
     }
-    return files;
+    return out;
   }
   for (const auto& path : given) {
     if (std::filesystem::is_directory(path)) {
@@ -217,12 +235,22 @@ std::vector<std::filesystem::path> discover_candidates(
       }
       add_all(found);
     } else if (std::filesystem::is_regular_file(path)) {
-      files.push_back(path);
+      out.files.push_back(path);
     } else {
       BLASTER_INPUT_ERROR("{}: no such candidate file or folder", path.string());
     }
   }
-  return files;
+  return out;
+}
+
+std::string describe(const left_out_candidates& left_out, const std::filesystem::path& root) {
+  std::vector<std::string> names;
+  for (const auto& file : left_out.files) {
+    const std::filesystem::path relative = file.lexically_relative(root);
+    const bool inside = !relative.empty() && *relative.begin() != "..";
+    names.push_back((inside ? relative : file).generic_string());
+  }
+  return fmt::format("{} left out: {}", fmt::join(names, ", "), left_out.why);
 }
 
 std::filesystem::path common_headers_folder(const std::filesystem::path& root) {

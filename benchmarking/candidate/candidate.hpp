@@ -53,12 +53,34 @@ struct candidate_file {
 // The project's shared headers, which a candidate includes as "common/NAME": kernels/common/.
 std::filesystem::path common_headers_folder(const std::filesystem::path& root);
 
+// Candidate files of kernels/<task>/ that a scan of the folder left out, and why: this machine
+// cannot compile their kind (candidate_frontend::unavailable, whose reason names the flag that
+// changes it, such as --python for Triton files).
+struct left_out_candidates {
+  std::vector<std::filesystem::path> files;
+  std::string why;
+};
+
+// The candidate files of a run, the baseline first, and those a scan left out, by reason.
+struct task_candidates {
+  std::vector<std::filesystem::path> files;
+  std::vector<left_out_candidates> left_out;
+};
+
 // init.cu of the task first (the baseline), then the given files (a folder stands for the
 // candidate files in it: .cu, .py, .ptx and .cubin) or, when none are given, those of
-// kernels/<task>/; folders are listed in name order.
-std::vector<std::filesystem::path> discover_candidates(
-    const std::filesystem::path& root, const std::string& task,
-    const std::vector<std::filesystem::path>& given);
+// kernels/<task>/; folders are listed in name order. A task's folder is the project's own set of
+// candidates, scanned wherever blaster runs: its files of a kind this machine cannot compile
+// under `limits` (Triton files where the interpreter has no triton) are left out, so that its
+// .cu candidates compile and run as on any machine. Files and folders the user names are taken
+// whole: a Triton file among them is a compile_error that says why.
+task_candidates discover_candidates(const std::filesystem::path& root, const std::string& task,
+                                    const std::vector<std::filesystem::path>& given,
+                                    const compile_limits& limits);
+
+// One line per reason, the files relative to `root`: "kernels/softmax/softmax_triton.py left
+// out: Triton is not installed for python3 (...); ... with --python PATH".
+std::string describe(const left_out_candidates& left_out, const std::filesystem::path& root);
 
 // Reads the file, parses its plan, checks the limits and the include policy, and digests the
 // sources: everything load_candidate does before it compiles, so no variant is filled in. A file

@@ -236,6 +236,7 @@ json to_json(const bench_report& report) {
       {"seed", report.seed},
       {"seeds", report.seeds},
       {"warnings", report.warnings},
+      {"left_out", report.left_out},
       {"deadline_s", report.deadline_s},
       {"kept_worker", report.kept_worker},
       {"timing", timing},
@@ -279,6 +280,7 @@ bench_report bench_report_from_json(const json& j) {
   r.seed = j.value("seed", std::uint64_t{0});
   r.seeds = j.value("seeds", std::vector<std::uint64_t>());
   r.warnings = j.value("warnings", std::vector<std::string>());
+  r.left_out = j.value("left_out", std::vector<std::string>());
   r.deadline_s = j.value("deadline_s", 0.0);
   r.kept_worker = j.value("kept_worker", false);
   r.timing = timing_options_from_json(j.at("timing"));

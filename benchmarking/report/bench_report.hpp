@@ -134,6 +134,9 @@ struct bench_report {
   std::uint64_t seed = 0;
   std::vector<std::uint64_t> seeds;   // every case is checked with each
   std::vector<std::string> warnings;  // task-design guards
+  // Candidate files of kernels/<task>/ this run left out, not compiled or judged, one line per
+  // reason: this machine cannot compile their kind (discover_candidates).
+  std::vector<std::string> left_out;
   double deadline_s = 0.0;            // [seconds] per evaluation, after the baseline
   // Gate and timing ran in a worker process (and its CUDA context) kept across a loop's steps,
   // not in a process per evaluation.

@@ -125,6 +125,7 @@ std::vector<std::string> bench_notes(const bench_report& report,
   for (const auto& warning : report.warnings) {
     notes.push_back(fmt::format("warning (task design): {}", warning));
   }
+  for (const auto& line : report.left_out) notes.push_back(fmt::format("not judged: {}", line));
   notes.push_back(fmt::format(
       "* baseline (the task's init.cu). Every case checked with {} seeds (run seed {}; a large "
       "case only when it is timed, with the run seed); each evaluation in {}, deadline {:.1f} s.",

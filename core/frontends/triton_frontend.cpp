@@ -297,6 +297,11 @@ frontend_plan triton_frontend::read_plan(const std::filesystem::path& file, std:
   return out;
 }
 
+std::string triton_frontend::unavailable(const compile_limits& limits) const {
+  const triton_interpreter& python = find_triton(python_name(limits), limits);
+  return python.error.empty() ? std::string() : refusal_for(python);
+}
+
 compile_request triton_frontend::request(const variant_input& variant) const {
   compile_request request;
   request.kind = candidate_kind::triton;

@@ -29,6 +29,7 @@ class triton_frontend final : public candidate_frontend {
   [[nodiscard]] candidate_kind kind() const override { return candidate_kind::triton; }
   [[nodiscard]] frontend_plan read_plan(const std::filesystem::path& file, std::string_view source,
                                         const frontend_context& context) const override;
+  [[nodiscard]] std::string unavailable(const compile_limits& limits) const override;
   [[nodiscard]] compile_request request(const variant_input& variant) const override;
   [[nodiscard]] std::string key(const compile_request& request) const override;
   [[nodiscard]] compile_output compile(const compile_request& request,

@@ -437,6 +437,27 @@ TEST_F(Portfolio, WithEveryConfigurationTimedATableRedoesNothing) {
   EXPECT_EQ(rerun(true).first, std::vector<std::string>{"rmsnorm/canonical task's mode"});
 }
 
+// Where there is no Triton a task's Triton candidate is left out of its bench, so it is not among
+// the sources a recorded item holds for: adding one there redoes nothing, while editing a .cu
+// candidate does.
+TEST_F(Portfolio, ATritonCandidateLeftOutIsNotAmongTheSourcesAnItemHoldsFor) {
+  const fs::path root = root_with({"tasks/rmsnorm", "kernels/rmsnorm"});
+  compile_limits no_triton;
+  no_triton.python = dir_ / "no-such-python";
+  auto sources = [&] {
+    return task_sources_sha256(root, "rmsnorm", std::nullopt, true, no_triton);
+  };
+  const task_sources before = sources();
+  std::ofstream(root / "kernels/rmsnorm/rows_triton.py") << R"py("""blaster
+{"launch": [{"kernel": "rows", "grid": "B", "args": ["out", "x"]}]}
+"""
+import triton
+)py";
+  EXPECT_EQ(sources().exact, before.exact);
+  std::ofstream(root / "kernels/rmsnorm/rmsnorm_vec_regs.cu", std::ios::app) << "// edited\n";
+  EXPECT_NE(sources().exact, before.exact);
+}
+
 // A shared header counts for the tasks whose candidates include it, and for no other; a task
 // with a candidate whose includes are not known (refused) counts every one. An item recorded
 // with every shared header in its digest, as earlier portfolios recorded it, still holds.

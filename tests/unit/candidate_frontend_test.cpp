@@ -326,6 +326,70 @@ TEST_F(CandidateFrontend, TritonCandidateWithoutTritonIsACompileErrorNamingTheFl
   EXPECT_NE(g.variants.front().compiled.refusal.find("--python PATH"), std::string::npos);
 }
 
+// A root holding rmsnorm, its .cu candidate, and a Triton candidate beside it in kernels/rmsnorm/.
+fs::path root_with_a_triton_candidate(const fs::path& dir) {
+  const fs::path root = dir / "root";
+  fs::create_directories(root / "tasks");
+  fs::create_directories(root / "kernels" / "rmsnorm");
+  fs::copy(source_root / "tasks" / "rmsnorm", root / "tasks" / "rmsnorm");
+  fs::copy_file(source_root / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu",
+                root / "kernels" / "rmsnorm" / "rmsnorm_vec_regs.cu");
+  std::ofstream(root / "kernels" / "rmsnorm" / "rmsnorm_triton.py") << rmsnorm_triton;
+  return root;
+}
+
+// Where Triton is missing, a scan of the task's folder leaves its Triton file out, in one line
+// that names the file and --python, and its .cu candidates compile as on any machine; the same
+// file named on its own is still a compile_error.
+TEST_F(CandidateFrontend, ATaskFolderScanLeavesOutTritonFilesWhereTritonIsMissing) {
+  const fs::path root = root_with_a_triton_candidate(dir_);
+  const fs::path triton_file = root / "kernels" / "rmsnorm" / "rmsnorm_triton.py";
+  compile_limits limits = sandbox();
+  limits.python = dir_ / "no-such-python";
+
+  const task_candidates found = discover_candidates(root, "rmsnorm", {}, limits);
+  EXPECT_EQ(found.files, (std::vector<fs::path>{root / "tasks/rmsnorm/init.cu",
+                                                root / "kernels/rmsnorm/rmsnorm_vec_regs.cu"}));
+  ASSERT_EQ(found.left_out.size(), 1U);
+  EXPECT_EQ(found.left_out[0].files, std::vector<fs::path>{triton_file});
+  const std::string line = describe(found.left_out[0], root);
+  EXPECT_EQ(
+      line.rfind("kernels/rmsnorm/rmsnorm_triton.py left out: Triton is not installed for ", 0), 0U)
+      << line;
+  EXPECT_NE(line.find("--python PATH"), std::string::npos) << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+
+  bench_options options;
+  options.root = root;
+  options.task = "rmsnorm";
+  options.compile = limits;
+  store records(dir_ / "home");
+  const bench_report report = compile_task(options, records);
+  ASSERT_EQ(report.results.size(), 5U);  // init, and rmsnorm_vec_regs' four configurations
+  for (const auto& r : report.results) {
+    EXPECT_EQ(r.status, "compiled") << r.label << ": " << r.message << r.log;
+    EXPECT_EQ(fs::path(r.file).extension(), ".cu") << r.file;
+  }
+  EXPECT_EQ(report.left_out, std::vector<std::string>{line});
+  EXPECT_EQ(bench_report_from_json(to_json(report)).left_out, report.left_out);
+
+  // Named on its own, the file is taken: a compile_error that says why and names the flag.
+  EXPECT_EQ(discover_candidates(root, "rmsnorm", {triton_file}, limits).files,
+            (std::vector<fs::path>{root / "tasks/rmsnorm/init.cu", triton_file}));
+  options.candidates = {triton_file};
+  options.skip_baseline = true;
+  const bench_report named = compile_task(options, records);
+  ASSERT_EQ(named.results.size(), 1U);
+  EXPECT_EQ(named.results[0].reason, reason_code::compile_error);
+  EXPECT_NE(named.results[0].message.find("--python PATH"), std::string::npos)
+      << named.results[0].message;
+  EXPECT_TRUE(named.left_out.empty());
+
+  // A folder of .cu files alone leaves nothing out.
+  fs::remove(triton_file);
+  EXPECT_TRUE(discover_candidates(root, "rmsnorm", {}, limits).left_out.empty());
+}
+
 TEST(TritonKey, CoversTritonsVersionTheConstexprsTheOptionsAndTheArch) {
   compile_request base;
   base.kind = candidate_kind::triton;
@@ -616,6 +680,16 @@ TEST_F(FakeTriton, AKernelTakenFromAnotherFileIsCompiledAndKeptAsEvidence) {
   EXPECT_EQ(f.headers.front().content.find("torch"), std::string::npos);
   EXPECT_TRUE(records.cas().contains(sha256_hex(f.headers.front().content)));
   EXPECT_EQ(r.sources_sha256, f.sources_sha256);
+}
+
+// Where the interpreter has triton, the scan keeps the task folder's Triton file.
+TEST_F(FakeTriton, ATaskFolderScanKeepsTritonFilesWhereTritonIsThere) {
+  const fs::path root = root_with_a_triton_candidate(dir_);
+  const task_candidates found = discover_candidates(root, "rmsnorm", {}, limits_);
+  EXPECT_EQ(found.files, (std::vector<fs::path>{root / "tasks/rmsnorm/init.cu",
+                                                root / "kernels/rmsnorm/rmsnorm_triton.py",
+                                                root / "kernels/rmsnorm/rmsnorm_vec_regs.cu"}));
+  EXPECT_TRUE(found.left_out.empty());
 }
 
 TEST_F(FakeTriton, CompileTimeCodeCannotReadOutsideTheSandbox) {

@@ -162,7 +162,7 @@ TEST(KernelCompile, LabelsNameParamsInDeclarationOrder) {
 }
 
 TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
-  const auto files = discover_candidates(source_root, "rmsnorm", {});
+  const auto files = discover_candidates(source_root, "rmsnorm", {}, sandbox()).files;
   ASSERT_GE(files.size(), 2u);
   EXPECT_EQ(files.front(), source_root / "tasks/rmsnorm/init.cu");
   EXPECT_NE(
@@ -171,7 +171,8 @@ TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
 
   // A folder stands for its .cu files in name order; the baseline still comes first.
   const auto given =
-      discover_candidates(source_root, "rmsnorm", {source_root / "tests/adversarial"});
+      discover_candidates(source_root, "rmsnorm", {source_root / "tests/adversarial"}, sandbox())
+          .files;
   ASSERT_GE(given.size(), 4u);
   EXPECT_EQ(given[0], source_root / "tasks/rmsnorm/init.cu");
   EXPECT_TRUE(std::is_sorted(given.begin() + 1, given.end()));
@@ -184,12 +185,12 @@ TEST(KernelCompile, DiscoverPutsTheBaselineFirst) {
 
   // A single file is taken as given, after the baseline.
   const fs::path one = source_root / "kernels/rmsnorm/rmsnorm_vec_regs.cu";
-  EXPECT_EQ(discover_candidates(source_root, "rmsnorm", {one}),
+  EXPECT_EQ(discover_candidates(source_root, "rmsnorm", {one}, sandbox()).files,
             (std::vector<fs::path>{source_root / "tasks/rmsnorm/init.cu", one}));
 
-  EXPECT_THROW(discover_candidates(source_root, "rmsnorm", {source_root / "no/such.cu"}),
+  EXPECT_THROW(discover_candidates(source_root, "rmsnorm", {source_root / "no/such.cu"}, sandbox()),
                input_error);
-  EXPECT_THROW(discover_candidates(source_root, "no_such_task", {}), input_error);
+  EXPECT_THROW(discover_candidates(source_root, "no_such_task", {}, sandbox()), input_error);
 }
 
 // Candidates for rmsnorm written to a temp folder: most wrong in one way, the last two showing

@@ -69,10 +69,21 @@ void reject(variant_result& r, reason_code reason, std::string message) {
 void compile_stage(const bench_options& options, store& records, compile_cache& cache,
                    bool device_present, bench_report& report, compiled_candidates& out) {
   const task_spec& task = out.task;
-  auto files = discover_candidates(options.root, task.name,
-                                   options.baseline_only ? std::vector<std::filesystem::path>{}
-                                                         : options.candidates);
-  if (options.baseline_only) files.resize(1);
+  compile_limits limits = options.compile;
+  if (limits.executable.empty()) limits.executable = options.worker_executable;
+  task_candidates found = discover_candidates(
+      options.root, task.name,
+      options.baseline_only ? std::vector<std::filesystem::path>{} : options.candidates, limits);
+  std::vector<std::filesystem::path>& files = found.files;
+  if (options.baseline_only) {
+    files.resize(1);
+  } else {
+    // Not judged, and said so: on stderr now, and in the report that the run's evidence keeps.
+    for (const auto& l : found.left_out) {
+      report.left_out.push_back(describe(l, options.root));
+      spdlog::warn("{}", report.left_out.back());
+    }
+  }
   if (options.skip_baseline) files.erase(files.begin());
   report.task = task.name;
   report.title = task.title;
@@ -97,8 +108,6 @@ void compile_stage(const bench_options& options, store& records, compile_cache& 
   report.home = records.home().string();
   spdlog::info("compiling {} candidate files of task {} for {}", files.size(), task.name,
                report.arch);
-  compile_limits limits = options.compile;
-  if (limits.executable.empty()) limits.executable = options.worker_executable;
   const std::filesystem::path common_headers = common_headers_folder(options.root);
   out.loaded.reserve(files.size());                  // runnable entries point into it
   std::vector<std::future<candidate_file>> loading;  // files compile side by side, too
