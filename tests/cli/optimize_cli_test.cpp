@@ -360,6 +360,30 @@ TEST_F(OptimizeCli, TheParamsProposerScreensEachConfigurationInOneSession) {
       << other.err;
 }
 
+// The search proposes .cu sources, since a step is judged as a .cu file: a task's Triton candidate
+// is left out of it in one line, and one named on its own is bad input that says what to use.
+TEST_F(OptimizeCli, TheParamsProposerSearchesTheCudaCandidatesOnly) {
+  write_file_atomically(dir_ / "request.txt", "{}\n");
+  const auto r = run("proposer params --task softmax < " + (dir_ / "request.txt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("kernels/softmax/softmax_triton.py left out: the params search proposes "
+                       ".cu sources only"),
+            std::string::npos)
+      << r.err;
+  const json reply = json::parse(r.out.substr(0, r.out.find('\n')));
+  EXPECT_EQ(reply.at("hypothesis").get<std::string>().rfind("softmax_cluster[", 0), 0U) << r.out;
+
+  const auto named =
+      run("proposer params --task softmax --candidate kernels/softmax/softmax_triton.py < " +
+          (dir_ / "request.txt").string());
+  EXPECT_EQ(named.exit_code, 2) << named.err;
+  EXPECT_NE(named.err.find("softmax_triton.py: the params search proposes .cu sources only"),
+            std::string::npos)
+      << named.err;
+  EXPECT_NE(named.err.find("blaster tune --task softmax --candidate"), std::string::npos)
+      << named.err;
+}
+
 // A trainer's candidates through `blaster serve` and `blaster eval`: a source that does not
 // compile is judged without a GPU, so these run anywhere.
 TEST_F(OptimizeCli, ServeAnswersEveryLineAndDropsARequestCutOffByTheClient) {
