@@ -57,6 +57,16 @@ bench_options bench_of(const std::string& task, std::vector<std::filesystem::pat
   return options;
 }
 
+// "passed", or the reason a variant was rejected for; and that verdict shown with the message and
+// the timed pairs' evidence, for a failure's output.
+std::string verdict_of(const variant_result& r) {
+  return r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+}
+std::string shown_with_pairs(const variant_result& r) {
+  return fmt::format("{} got {}: {}{}", r.label, verdict_of(r), r.message,
+                     r.poisoned ? "\n" + to_json(*r.poisoned).dump() : std::string());
+}
+
 // The report of a bench with `options`, recorded in a store of its own that is gone after it.
 bench_report bench_apart(const bench_options& options) {
   static int runs = 0;
@@ -95,7 +105,7 @@ TEST(AdversarialGpu, EveryCheatIsRejectedWithItsReasonAndHonestKernelsPass) {
   std::size_t adversarial = 0;
   std::size_t timeouts = 0;
   for (const auto& r : report.results) {
-    const std::string verdict = r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+    const std::string verdict = verdict_of(r);
     const std::filesystem::path file = r.file;
     if (file.parent_path().filename() == "adversarial") {
       ++adversarial;
@@ -184,7 +194,7 @@ TEST(AdversarialGpu, InPlaceCheatsAreRejectedAndTheHonestAppendPasses) {
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   std::size_t cheats = 0;
   for (const auto& r : report.results) {
-    const std::string verdict = r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+    const std::string verdict = verdict_of(r);
     const std::filesystem::path file = r.file;
     if (file.parent_path().filename() == "kv_append" &&
         file.parent_path().parent_path().filename() == "adversarial") {
@@ -218,7 +228,7 @@ TEST(AdversarialGpu, ABugAtSizesNoFixedCaseHasFailsOnADrawnShape) {
   ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
   ASSERT_EQ(report.results.size(), 3U);  // the baseline, the broken port and its mended twin
   for (const auto& r : report.results) {
-    const std::string verdict = r.status == "passed" ? "passed" : std::string(to_string(r.reason));
+    const std::string verdict = verdict_of(r);
     const std::filesystem::path file = r.file;
     if (file.parent_path().parent_path().filename() == "adversarial") {
       EXPECT_TRUE(expected_verdicts(file).contains(verdict))
@@ -259,11 +269,8 @@ TEST(AdversarialGpu, AnEighthSkippedIsRejectedByItsIntervalAndItsLookAlikesPass)
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
     ASSERT_EQ(report.results.size(), 5U);
     for (const auto& r : report.results) {
-      const std::string verdict =
-          r.status == "passed" ? "passed" : std::string(to_string(r.reason));
-      const std::string shown =
-          fmt::format("{} got {}: {}{}", r.label, verdict, r.message,
-                      r.poisoned ? "\n" + to_json(*r.poisoned).dump() : std::string());
+      const std::string verdict = verdict_of(r);
+      const std::string shown = shown_with_pairs(r);
       const std::string name = std::filesystem::path(r.file).stem().string();
       if (!evidence_of.contains(name)) {
         EXPECT_EQ(verdict, "passed") << shown;
@@ -302,11 +309,8 @@ TEST(AdversarialGpu, SkipsKeyedOnACachedRowAreRejectedAndTheirLookAlikePasses) {
     ASSERT_TRUE(report.gpu) << report.gpu_unavailable;
     ASSERT_EQ(report.results.size(), 5U);
     for (const auto& r : report.results) {
-      const std::string verdict =
-          r.status == "passed" ? "passed" : std::string(to_string(r.reason));
-      const std::string shown =
-          fmt::format("{} got {}: {}{}", r.label, verdict, r.message,
-                      r.poisoned ? "\n" + to_json(*r.poisoned).dump() : std::string());
+      const std::string verdict = verdict_of(r);
+      const std::string shown = shown_with_pairs(r);
       if (r.baseline || r.candidate == "times_its_cached_rows") {
         EXPECT_EQ(verdict, "passed") << shown;
         continue;
