@@ -1,5 +1,6 @@
 #include "tasks/input_generator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <unordered_map>
@@ -20,9 +21,41 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31U);
 }
 
-// `elements` different integers of [low, high], in the order a Fisher-Yates shuffle of the
-// range draws them: only the swapped positions are stored, so a range of millions costs what the
-// elements do.
+// `count` different integers of [low, low + range), in the order a Fisher-Yates shuffle of the
+// range draws them, each handed to store(i, value): only the swapped positions are kept in
+// `moved`, so a range of millions costs what the elements do.
+template <class Store>
+void shuffle_draw(std::mt19937_64& rng, std::int64_t low, std::int64_t range, std::int64_t count,
+                  std::unordered_map<std::int64_t, std::int64_t>& moved, Store&& store) {
+  moved.clear();  // position -> what the shuffle put there
+  auto at = [&](std::int64_t i) {
+    const auto it = moved.find(i);
+    return it == moved.end() ? i : it->second;
+  };
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t j = std::uniform_int_distribution<std::int64_t>(i, range - 1)(rng);
+    const std::int64_t drawn = at(j);
+    moved[j] = at(i);
+    store(i, low + drawn);
+  }
+}
+
+// Stores `value` as element i of t, and the value the device receives beside it.
+void put_integer(host_tensor& t, std::int64_t i, std::int64_t value) {
+  std::byte* element = t.bytes.data() + static_cast<std::size_t>(i) * size_of(t.type);
+  store_from_double(t.type, static_cast<double>(value), element);
+  t.values[static_cast<std::size_t>(i)] = load_as_double(t.type, element);
+}
+
+host_tensor integers_of(dtype type, std::int64_t elements) {
+  host_tensor t;
+  t.type = type;
+  t.bytes.resize(static_cast<std::size_t>(elements) * size_of(type));
+  t.values.resize(static_cast<std::size_t>(elements));
+  return t;
+}
+
+// `elements` different integers of [low, high], in the order a shuffle of the range draws them.
 host_tensor distinct_integers(dtype type, const distribution& d, std::int64_t elements,
                               std::uint64_t seed) {
   const auto low = static_cast<std::int64_t>(d.low);
@@ -30,24 +63,49 @@ host_tensor distinct_integers(dtype type, const distribution& d, std::int64_t el
   if (range < elements) {
     BLASTER_INPUT_ERROR("{} distinct integers do not fit in [{}, {}]", elements, d.low, d.high);
   }
-  host_tensor t;
-  t.type = type;
-  t.bytes.resize(static_cast<std::size_t>(elements) * size_of(type));
-  t.values.resize(static_cast<std::size_t>(elements));
+  host_tensor t = integers_of(type, elements);
   std::mt19937_64 rng(mix(seed));
-  std::unordered_map<std::int64_t, std::int64_t> moved;  // position -> what the shuffle put there
-  auto at = [&](std::int64_t i) {
-    const auto it = moved.find(i);
-    return it == moved.end() ? i : it->second;
-  };
-  for (std::int64_t i = 0; i < elements; ++i) {
-    const std::int64_t j = std::uniform_int_distribution<std::int64_t>(i, range - 1)(rng);
-    const std::int64_t drawn = at(j);
-    moved[j] = at(i);
-    std::byte* element = t.bytes.data() + static_cast<std::size_t>(i) * size_of(type);
-    store_from_double(type, static_cast<double>(low + drawn), element);
-    t.values[static_cast<std::size_t>(i)] = load_as_double(type, element);
+  std::unordered_map<std::int64_t, std::int64_t> moved;
+  shuffle_draw(rng, low, range, elements, moved,
+               [&](std::int64_t i, std::int64_t value) { put_integer(t, i, value); });
+  return t;
+}
+
+// Rows of d.row different integers of [low, high], each row its own shuffle of the range: a
+// token's top-k experts, uniform over the ordered choices. Rows are drawn in chunks of about
+// chunk_elements, each chunk with its own generator, so that the result depends on the seed
+// alone and not on the thread count.
+host_tensor distinct_rows(dtype type, const distribution& d, std::int64_t elements,
+                          std::uint64_t seed) {
+  if (elements == 0) return integers_of(type, 0);
+  const std::int64_t row = d.row;
+  if (row <= 0 || elements % row != 0) {
+    BLASTER_THROW(
+        "distinct_rows draws rows of the buffer's last dimension ({} here) and {} elements are "
+        "no whole number of them; draw through task_spec::input_distribution",
+        row, elements);
   }
+  const auto low = static_cast<std::int64_t>(d.low);
+  const auto range = static_cast<std::int64_t>(d.high) - low + 1;
+  if (range < row) {
+    BLASTER_INPUT_ERROR("rows of {} distinct integers do not fit in [{}, {}]", row, d.low, d.high);
+  }
+  host_tensor t = integers_of(type, elements);
+  const std::int64_t rows = elements / row;
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, chunk_elements / row);
+  const std::int64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  parallel_for(chunks, [&](std::int64_t first, std::int64_t last) {
+    std::unordered_map<std::int64_t, std::int64_t> moved;
+    for (std::int64_t chunk = first; chunk < last; ++chunk) {
+      std::mt19937_64 rng(mix(seed ^ mix(static_cast<std::uint64_t>(chunk))));
+      const std::int64_t end = std::min(rows, (chunk + 1) * rows_per_chunk);
+      for (std::int64_t r = chunk * rows_per_chunk; r < end; ++r) {
+        shuffle_draw(rng, low, range, row, moved, [&](std::int64_t i, std::int64_t value) {
+          put_integer(t, r * row + i, value);
+        });
+      }
+    }
+  });
   return t;
 }
 
@@ -72,6 +130,7 @@ host_tensor generate_input(dtype type, const distribution& d, std::int64_t eleme
         d.low_bound ? d.low_bound->text() : "", d.high_bound ? d.high_bound->text() : "");
   }
   if (d.kind == "distinct") return distinct_integers(type, d, elements, seed);
+  if (d.kind == "distinct_rows") return distinct_rows(type, d, elements, seed);
   host_tensor t;
   t.type = type;
   const std::size_t width = size_of(type);

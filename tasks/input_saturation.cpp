@@ -137,7 +137,7 @@ held_values held_by(dtype type) {
 
 double saturated_fraction(dtype type, const distribution& d) {
   const held_values held = held_by(type);
-  if (d.kind == "int_range" || d.kind == "distinct") {
+  if (draws_integers(d)) {
     return integers_outside(d.low, d.high, std::ceil(held.low), std::floor(held.high));
   }
   // A continuous draw stored as an integer rounds to the nearest: half a step more either side.
@@ -217,7 +217,7 @@ std::string describe(const input_saturation& s) {
 
 std::string saturation_fix(const input_saturation& s) {
   const held_values held = held_by(s.type);
-  if (s.init.kind == "int_range" || s.init.kind == "distinct") {
+  if (draws_integers(s.init)) {
     return fmt::format("draw {} from integers that {} holds, or store it in a wider type", s.buffer,
                        name_of(s.type));
   }

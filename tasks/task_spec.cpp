@@ -110,6 +110,7 @@ distribution task_spec::input_distribution(const buffer_spec& b, const task_case
     d.low_bound.reset();
     d.high_bound.reset();
   }
+  if (d.kind == "distinct_rows") d.row = shape(b, c).back();
   return d;
 }
 

@@ -25,7 +25,9 @@ constexpr bool is_checked(buffer_role role) { return role != buffer_role::input;
 
 // How an input is drawn. normal: mean, stddev; uniform: [low, high); heavy_tailed: Student's t
 // with `dof` degrees of freedom times `scale`; int_range: integers in [low, high]; distinct:
-// integers in [low, high], no two elements alike (slots of a cache).
+// integers in [low, high], no two elements alike (slots of a cache); distinct_rows: integers in
+// [low, high], no two alike within a row of the buffer's last dimension, each row drawn alone
+// (a token's top-k experts).
 struct distribution {
   std::string kind = "normal";
   double mean = 0.0;
@@ -38,7 +40,15 @@ struct distribution {
   // low and high by task_spec::input_distribution.
   std::optional<expression> low_bound = std::nullopt;
   std::optional<expression> high_bound = std::nullopt;
+  // distinct_rows only: the elements of a row, the buffer's last dimension in the case, set by
+  // task_spec::input_distribution as the bounds are.
+  std::int64_t row = 0;
 };
+
+// Whether `d` draws integers of [low, high]: int_range, distinct and distinct_rows.
+inline bool draws_integers(const distribution& d) {
+  return d.kind == "int_range" || d.kind == "distinct" || d.kind == "distinct_rows";
+}
 
 struct buffer_spec {
   std::string name;

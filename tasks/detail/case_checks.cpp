@@ -64,13 +64,18 @@ void check_cases(const task_spec& task, const json_reader& r) {
       } catch (const input_error& error) {
         r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
       }
-      if ((d.kind == "int_range" || d.kind == "distinct") && d.low > d.high) {
+      if (draws_integers(d) && d.low > d.high) {
         r.fail(where, fmt::format("in case {} ({}): \"low\" is {}, above \"high\" {}", c.name,
                                   task.describe(c), d.low, d.high));
       }
       if (d.kind == "distinct" && d.high - d.low + 1 < static_cast<double>(task.elements(b, c))) {
         r.fail(where, fmt::format("in case {} ({}): {} distinct values do not fit in [{}, {}]",
                                   c.name, task.describe(c), task.elements(b, c), d.low, d.high));
+      }
+      if (d.kind == "distinct_rows" && d.high - d.low + 1 < static_cast<double>(d.row)) {
+        r.fail(where, fmt::format("in case {} ({}): rows of {} distinct values do not fit in "
+                                  "[{}, {}]",
+                                  c.name, task.describe(c), d.row, d.low, d.high));
       }
     }
   }

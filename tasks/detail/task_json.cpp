@@ -96,7 +96,7 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     d.low = r.number(j, where, "low");
     d.high = r.number(j, where, "high");
     if (!(d.low < d.high)) r.fail(where, "\"low\" must be below \"high\"");
-  } else if (d.kind == "int_range" || d.kind == "distinct") {
+  } else if (draws_integers(d)) {
     r.only_keys(j, where, {"dist", "low", "high"});
     read_int_bound(r, j, where, "low", d.low, d.low_bound);
     read_int_bound(r, j, where, "high", d.high, d.high_bound);
@@ -112,7 +112,7 @@ distribution read_distribution(const reader& r, const json& j, const std::string
     if (!(d.scale > 0 && std::isfinite(d.scale))) r.fail(where, "\"scale\" must be positive");
   } else {
     r.fail(where + ".dist", fmt::format("unknown distribution \"{}\" (known: normal, uniform, "
-                                        "heavy_tailed, int_range, distinct)",
+                                        "heavy_tailed, int_range, distinct, distinct_rows)",
                                         d.kind));
   }
   return d;

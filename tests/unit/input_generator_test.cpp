@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace blaster {
 namespace {
@@ -185,6 +188,49 @@ TEST(InputGenerator, DistinctDrawsEveryValueOnceAndSpreadsOverTheRange) {
   EXPECT_EQ(generate_input(buffer(dtype::i32, d), 16384, 5).bytes, all.bytes);
   EXPECT_NE(generate_input(buffer(dtype::i32, d), 16384, 6).bytes, all.bytes);
   EXPECT_THROW(static_cast<void>(generate_input(buffer(dtype::i32, d), 16385, 5)), input_error);
+}
+
+// A token's top-2 of 8 experts: rows of 2 different values of [0, 7], every ordered pair about
+// equally often, across chunks of the draw.
+TEST(InputGenerator, DistinctRowsHoldNoValueTwiceAndDrawEveryChoiceAlike) {
+  const distribution d{.kind = "distinct_rows", .low = 0.0, .high = 7.0, .row = 2};
+  const std::int64_t rows = 100000;  // 200000 elements: several chunks
+  const host_tensor t = generate_input(buffer(dtype::i32, d), 2 * rows, 5);
+  std::map<std::pair<double, double>, int> pairs;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double first = t.values[static_cast<std::size_t>(2 * r)];
+    const double second = t.values[static_cast<std::size_t>(2 * r + 1)];
+    ASSERT_NE(first, second) << "row " << r;
+    for (double v : {first, second}) {
+      ASSERT_GE(v, 0.0);
+      ASSERT_LE(v, 7.0);
+      ASSERT_EQ(v, std::floor(v));
+    }
+    ++pairs[{first, second}];
+  }
+  EXPECT_EQ(pairs.size(), 56U) << "every ordered pair of different experts";
+  for (const auto& [pair, count] : pairs) {
+    EXPECT_NEAR(count, rows / 56, rows / 56 / 5) << pair.first << ", " << pair.second;
+  }
+  EXPECT_EQ(generate_input(buffer(dtype::i32, d), 2 * rows, 5).bytes, t.bytes);
+  EXPECT_NE(generate_input(buffer(dtype::i32, d), 2 * rows, 6).bytes, t.bytes);
+  // A row as long as the range is a permutation of it; a longer one does not fit.
+  distribution whole = d;
+  whole.row = 8;
+  const host_tensor permutations = generate_input(buffer(dtype::i32, whole), 8 * 100, 3);
+  for (std::size_t r = 0; r < 100; ++r) {
+    const std::set<double> row(
+        permutations.values.begin() + static_cast<std::ptrdiff_t>(8 * r),
+        permutations.values.begin() + static_cast<std::ptrdiff_t>(8 * r + 8));
+    EXPECT_EQ(row.size(), 8U);
+  }
+  distribution longer = d;
+  longer.row = 9;
+  EXPECT_THROW(static_cast<void>(generate_input(buffer(dtype::i32, longer), 9, 3)), input_error);
+  // Without its row, from a buffer's own distribution rather than a case's, it cannot be drawn.
+  distribution unset = d;
+  unset.row = 0;
+  EXPECT_THROW(static_cast<void>(generate_input(buffer(dtype::i32, unset), 4, 3)), error);
 }
 
 }  // namespace

@@ -155,6 +155,29 @@ TEST_F(TaskSpecFile, DistinctValuesMustFitTheirRange) {
   refused({"buffers.x.init", "distinct values do not fit in [0, 2]"});
 }
 
+// A token's experts: no two alike within a row, the buffer's last dimension in each case.
+TEST_F(TaskSpecFile, DistinctRowsMustFitTheirRangeRowByRow) {
+  json j = valid();
+  j["buffers"]["x"]["dtype"] = "i32";
+  j["buffers"]["x"]["init"] = {{"dist", "distinct_rows"}, {"low", 0}, {"high", "M - 1"}};
+  write(j.dump());
+  const task_spec task = load_task(dir_);
+  const buffer_spec& x = *task.find_buffer("x");
+  EXPECT_EQ(task.input_distribution(x, task.find_case("main")).row, 4);
+  EXPECT_EQ(task.input_distribution(x, task.find_case("small")).row, 2);
+  // N=8 rows of M=4: each a permutation of 0..3.
+  const host_tensor drawn = generate_input(task, x, task.find_case("main"), 9);
+  ASSERT_EQ(drawn.values.size(), 32U);
+  for (std::size_t r = 0; r < 8; ++r) {
+    const std::set<double> row(drawn.values.begin() + static_cast<std::ptrdiff_t>(4 * r),
+                               drawn.values.begin() + static_cast<std::ptrdiff_t>(4 * r + 4));
+    EXPECT_EQ(row, (std::set<double>{0, 1, 2, 3}));
+  }
+  j["buffers"]["x"]["init"] = {{"dist", "distinct_rows"}, {"low", 0}, {"high", 2}};
+  write(j.dump());
+  refused({"buffers.x.init", "in case main", "rows of 4 distinct values do not fit in [0, 2]"});
+}
+
 TEST_F(TaskSpecFile, ACaseMayNameItsOwnTimingMode) {
   json j = valid();
   j["timing"] = {{"mode", "hot"}};
