@@ -13,6 +13,7 @@ void cross_entropy_reference(const reference_context& io);
 void decode_attention_reference(const reference_context& io);
 void embedding_gather_reference(const reference_context& io);
 void fused_add_rms_norm_reference(const reference_context& io);
+void fused_moe_reference(const reference_context& io);
 void gelu_reference(const reference_context& io);
 void gemv_reference(const reference_context& io);
 void kv_append_reference(const reference_context& io);
@@ -33,11 +34,12 @@ void swiglu_reference(const reference_context& io);
 void top_p_sample_reference(const reference_context& io);
 
 namespace {
-constexpr std::array<std::pair<std::string_view, reference_fn>, 22> registry = {{
+constexpr std::array<std::pair<std::string_view, reference_fn>, 23> registry = {{
     {"cross_entropy", &cross_entropy_reference},
     {"decode_attention", &decode_attention_reference},
     {"embedding_gather", &embedding_gather_reference},
     {"fused_add_rms_norm", &fused_add_rms_norm_reference},
+    {"fused_moe", &fused_moe_reference},
     {"gelu", &gelu_reference},
     {"gemv", &gemv_reference},
     {"kv_append", &kv_append_reference},
