@@ -1,12 +1,14 @@
 // The fused_moe task: its float64 reference on values worked out by hand and against a plain
-// loop, and its contract (Mixtral's shape at the engines' batch sizes, each token's experts
-// distinct).
+// loop, its contract (Mixtral's shape at the engines' batch sizes, each token's experts
+// distinct), and the Triton candidate's plan, whose scratch and grid must hold the longest
+// padded list of sorted slots at every block size.
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -14,8 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "benchmarking/candidate/kernel_binding.hpp"
 #include "benchmarking/gate/gate_data.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/frontends/triton_frontend.hpp"
 #include "tasks/drawn_cases.hpp"
 #include "tasks/input_generator.hpp"
 #include "tasks/reference.hpp"
@@ -184,6 +189,64 @@ TEST(FusedMoeTask, ItsSmallCasesGiveTheGateNothingToWarnAbout) {
     for (const auto& w : data.warnings()) ADD_FAILURE() << w;
   }
   std::filesystem::remove_all(dir);
+}
+
+// The plan sizes sorted_ids for M*TOPK slots and, for each expert a token reaches (at most
+// min(E, M*TOPK)), a last block short by at most BLOCK_SIZE_M - 1; block_experts for a block of
+// each BLOCK_SIZE_M of those, and the product's grid for every such block times the column
+// tiles. Worked out here for two cases and two block sizes.
+TEST(FusedMoeTritonPlan, ScratchAndGridHoldTheLongestPaddedList) {
+  const task_spec task = load_task(root, "fused_moe");
+  const std::string file = root + "/kernels/fused_moe/fused_moe_triton.py";
+  const launch_plan plan = parse_triton_plan(read_file(file), file);
+  ASSERT_EQ(plan.launch.size(), 2U);
+  std::vector<std::string> keys;
+  for (const auto& [name, values] : plan.params) keys.push_back(name);
+  EXPECT_EQ(keys, (std::vector<std::string>{"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
+                                            "GROUP_SIZE_M", "num_warps", "num_stages"}))
+      << "the keys of the engines' tables";
+
+  const auto types = plan_argument_types(plan, task);
+  frontend_kernel reported;
+  for (const kernel_argument& a : types.front()) {
+    reported.parameters.push_back({a.pointer ? 8U : 4U, a.pointer ? 'u' : 's'});
+  }
+  reported.block = std::array<unsigned, 3>{128, 1, 1};
+  struct expected {
+    std::string case_name;
+    std::string block_m;
+    std::string block_n;
+    std::int64_t ids;  // the longest padded list
+    unsigned grid;     // blocks of it times column tiles
+  };
+  // m1: 2 slots, 2 experts: 2 + 2 * 15 = 32 ids, 2 blocks of 16, 28672 / 64 = 448 tiles.
+  // m4096: 8192 slots, 8 experts: 8192 + 8 * 63 = 8696 ids, 136 blocks of 64, 224 tiles of 128.
+  for (const expected& e :
+       {expected{"m1", "16", "64", 32, 2 * 448}, expected{"m4096", "64", "128", 8696, 136 * 224}}) {
+    SCOPED_TRACE(e.case_name);
+    candidate_variant v;
+    v.params = {{"BLOCK_SIZE_M", e.block_m}, {"BLOCK_SIZE_N", e.block_n}, {"BLOCK_SIZE_K", "64"},
+                {"GROUP_SIZE_M", "1"},       {"num_warps", "4"},          {"num_stages", "3"}};
+    for (const auto& step : plan.launch) {
+      v.kernels.push_back(step.kernel);
+      v.compiled.lowered_names[step.kernel] = step.kernel;
+      v.compiled.kernels[step.kernel] = reported;
+    }
+    const resolved_plan resolved = resolve_plan(plan, v, task, task.find_case(e.case_name));
+    const std::int64_t block_m = std::stoll(e.block_m);
+    EXPECT_EQ(resolved.scratch, (std::vector<std::pair<std::string, std::int64_t>>{
+                                    {"sorted_ids", e.ids * 4},
+                                    {"block_experts", (e.ids + block_m - 1) / block_m * 4},
+                                    {"padded_count", 4}}));
+    ASSERT_EQ(resolved.launches.size(), 2U);
+    EXPECT_EQ(resolved.launches[0].grid, (std::array<unsigned, 3>{1, 1, 1})) << "one program";
+    EXPECT_EQ(resolved.launches[1].grid, (std::array<unsigned, 3>{e.grid, 1, 1}));
+    // The stage and the longest list are the last two arguments.
+    const auto& args = resolved.launches[1].args;
+    EXPECT_EQ(args[args.size() - 2].integer, e.ids);
+    EXPECT_EQ(resolved.launches[0].args.back().integer, 0);
+    EXPECT_EQ(args.back().integer, 1);
+  }
 }
 
 }  // namespace
