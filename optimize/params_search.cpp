@@ -145,6 +145,20 @@ void params_search::observe(const nlohmann::json& feedback) {
   pending_.reset();
 }
 
+void params_search::replay(const nlohmann::json& step) {
+  if (pending_) return;  // asked, and not yet answered: next() settles it first
+  if (!step.is_object() || step.value("status", std::string()) == "unjudged") return;
+  const std::string hypothesis = step.value("hypothesis", std::string());
+  const std::string label = hypothesis.substr(0, hypothesis.find(": "));
+  if (queue_.empty()) start_next_round();
+  const auto at = std::find_if(queue_.begin(), queue_.end(),
+                               [&](std::size_t arm) { return arms_[arm].label == label; });
+  if (at == queue_.end()) return;
+  pending_ = *at;
+  queue_.erase(at);
+  observe(step);
+}
+
 bool params_search::faster(std::size_t a, std::size_t b) const {
   if (arms_[a].speedup && arms_[b].speedup) return *arms_[a].speedup > *arms_[b].speedup;
   return *arms_[a].time_us < *arms_[b].time_us;
@@ -180,9 +194,13 @@ void serve_params_proposer(std::istream& in, std::ostream& out, params_search& s
     } catch (const nlohmann::json::parse_error& e) {
       BLASTER_INPUT_ERROR("a request that is not JSON: {}", e.what());
     }
-    if (asked) {
-      for (const auto& a : request.value("attempts", nlohmann::json::array())) {
-        if (a.value("step", 0) == *asked) search.observe(a);
+    const nlohmann::json attempts = request.value("attempts", nlohmann::json::array());
+    for (const auto& a : attempts.is_array() ? attempts : nlohmann::json::array()) {
+      if (!a.is_object()) continue;
+      if (!asked) {
+        search.replay(a);  // a resumed session's steps, judged before this process began
+      } else if (a.value("step", 0) == *asked) {
+        search.observe(a);
       }
     }
     asked = request.value("step", 0);

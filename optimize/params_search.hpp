@@ -48,6 +48,12 @@ class params_search {
   nlohmann::json next();
   // The feedback on the step that the last candidate became (a request's attempt).
   void observe(const nlohmann::json& feedback);
+  // A step judged before this search began (a resumed session's first request carries every
+  // step so far): the configuration its hypothesis names ("label: stage, ...") is taken as
+  // proposed in the current round and judged, so that the search goes on from where the session
+  // was and does not propose it again. A step of no configuration still to propose this round,
+  // and one never judged (unjudged: no GPU), changes nothing.
+  void replay(const nlohmann::json& step);
 
   [[nodiscard]] const std::vector<params_arm>& arms() const { return arms_; }
   [[nodiscard]] int round() const { return round_; }
@@ -69,7 +75,8 @@ class params_search {
 };
 
 // Speaks the protocol on `in` and `out` until the input ends: answers each request with
-// search.next(), after feeding back the attempt that the previous reply became.
+// search.next(), after feeding back the attempt that the previous reply became. The steps the
+// first request carries (a resumed session's) are replayed first.
 void serve_params_proposer(std::istream& in, std::ostream& out, params_search& search);
 
 }  // namespace blaster

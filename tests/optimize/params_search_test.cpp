@@ -186,5 +186,51 @@ TEST(ParamsSearch, SpeaksTheProtocolReadingEachStepsFeedbackFromTheNextRequest) 
   EXPECT_THROW(serve_params_proposer(garbage, out, t), input_error);
 }
 
+// A resumed session's first request carries every step so far: the search goes on from them,
+// proposing no configuration already judged in its round (one never judged, with no GPU, is
+// proposed again), and across a round's end as the steps had taken it.
+TEST(ParamsSearch, AResumedSessionsStepsAreNotProposedAgain) {
+  const auto step = [](int n, const std::string& label, const std::string& stage, json outcome) {
+    outcome["step"] = n;
+    outcome["hypothesis"] = label + ": " + stage + ", 1 session";
+    return outcome;
+  };
+  const std::string round1 = "round 1 of successive halving";
+  params_search s(arms_named({"a", "b", "c", "d"}), 3);
+  std::stringstream in;
+  in << json{{"step", 4},
+             {"attempts",
+              {step(1, "a", round1, ok(50.0)),
+               step(2, "b", round1, {{"status", "wrongresult"}, {"reason", "wrong_result"}}),
+               step(3, "c", round1, {{"status", "unjudged"}, {"reason", ""}})}}}
+            .dump()
+     << '\n'
+     << json{{"step", 5}, {"attempts", {step(4, "c", round1, ok(20.0))}}}.dump() << '\n';
+  std::stringstream out;
+  serve_params_proposer(in, out, s);
+  std::vector<json> replies;
+  for (std::string line; std::getline(out, line);) replies.push_back(json::parse(line));
+  ASSERT_EQ(replies.size(), 2U) << out.str();
+  EXPECT_EQ(replies[0].at("source"), "/* c") << "a and b were judged before the resume";
+  EXPECT_EQ(replies[1].at("source"), "/* d");
+  EXPECT_EQ(s.arms()[1].rejected, "wrong_result");
+
+  // Every configuration of round 1 judged before: the first reply is round 2's.
+  params_search t(arms_named({"a", "b", "c"}), 3);
+  std::stringstream resumed;
+  resumed << json{{"step", 4},
+                  {"attempts",
+                   {step(1, "a", round1, ok(50.0)), step(2, "b", round1, ok(10.0)),
+                    step(3, "c", round1, ok(30.0))}}}
+                 .dump()
+          << '\n';
+  std::stringstream answer;
+  serve_params_proposer(resumed, answer, t);
+  const json first = json::parse(answer.str().substr(0, answer.str().find('\n')));
+  EXPECT_EQ(first.at("source"), "/* b") << answer.str();
+  EXPECT_EQ(first.at("sessions"), 2);
+  EXPECT_EQ(first.at("tags"), json({"params", "round-2"}));
+}
+
 }  // namespace
 }  // namespace blaster
