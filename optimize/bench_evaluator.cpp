@@ -6,6 +6,7 @@
 
 #include "benchmarking/worker/gate_protocol.hpp"
 #include "core/file_io.hpp"
+#include "evidence/store.hpp"
 #include "optimize/device_brief.hpp"
 #include "optimize/untrusted_text.hpp"
 #include "profiling/diagnosis.hpp"
@@ -109,8 +110,8 @@ void fill_outcome(const bench_report& report, attempt& a, std::string_view sourc
   a.bound = step_bound(r);
 }
 
-void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::int64_t session,
-                               attempt& a) {
+bench_options bench_evaluator::step_options(const std::filesystem::path& source_file,
+                                            std::int64_t session, const attempt& a) const {
   bench_options o = options_;
   o.candidates = {source_file};
   if (a.sessions > 0) o.sessions = a.sessions;
@@ -120,20 +121,44 @@ void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::in
   o.command = fmt::format(
       "blaster bench --task {} --candidate {} --sessions {}{} (step {} of run {})", o.task,
       source_file.filename().string(), o.sessions, o.profile ? " --profile" : "", a.step, session);
-  const bench_report report = run_bench(o, records_, &warm_);
+  return o;
+}
+
+void bench_evaluator::take_outcome(const bench_report& report,
+                                   const std::filesystem::path& source_file, attempt& a) {
   if (report.device) device_ = device_brief(report);
   fill_outcome(report, a, read_file(source_file), reward_sessions_);
   if (!report.gpu && a.reason.empty()) cannot_judge_ = report.gpu_unavailable;
 }
 
-std::optional<baseline_timing> bench_evaluator::time_baseline(std::int64_t session) {
-  bench_options o = options_;
-  o.baseline_only = true;
-  o.profile_baseline = o.profile;  // its bound keys the memory until a step passes
-  o.command = fmt::format("blaster bench --task {} --sessions {}{} (the baseline of run {})",
-                          o.task, o.sessions, o.profile ? " --profile" : "", session);
-  const bench_report report = run_bench(o, records_, &warm_);
-  if (report.device) device_ = device_brief(report);
+void bench_evaluator::evaluate(const std::filesystem::path& source_file, std::int64_t session,
+                               attempt& a) {
+  const bench_report report = run_bench(step_options(source_file, session, a), records_, &warm_);
+  take_outcome(report, source_file, a);
+}
+
+bool bench_evaluator::recover(const std::filesystem::path& source_file, std::int64_t session,
+                              attempt& a) {
+  // A run that completed judged the step on a GPU (one without a GPU ends as no_gpu, and is
+  // judged again); the newest, should the step have been taken up before.
+  statement s = records_.db().prepare(
+      "SELECT report_sha256 FROM runs WHERE command = ?1 AND status = 'completed' AND "
+      "report_sha256 IS NOT NULL ORDER BY id DESC LIMIT 1");
+  s.bind(1, step_options(source_file, session, a).command);
+  if (!s.step()) return false;
+  const auto bytes = records_.cas().get(s.column_text(0));
+  if (!bytes) return false;
+  const nlohmann::json stored = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
+  if (!stored.is_object()) return false;
+  try {
+    take_outcome(bench_report_from_json(stored), source_file, a);
+  } catch (const nlohmann::json::exception&) {
+    return false;  // a report this blaster cannot read: judged again
+  }
+  return true;
+}
+
+baseline_timing baseline_timing_of(const bench_report& report) {
   baseline_timing t;
   t.bench_run_id = report.run_id;
   for (const variant_result& r : report.results) {
@@ -148,6 +173,17 @@ std::optional<baseline_timing> bench_evaluator::time_baseline(std::int64_t sessi
   }
   if (!report.gpu) t.message = report.gpu_unavailable;
   return t;
+}
+
+std::optional<baseline_timing> bench_evaluator::time_baseline(std::int64_t session) {
+  bench_options o = options_;
+  o.baseline_only = true;
+  o.profile_baseline = o.profile;  // its bound keys the memory until a step passes
+  o.command = fmt::format("blaster bench --task {} --sessions {}{} (the baseline of run {})",
+                          o.task, o.sessions, o.profile ? " --profile" : "", session);
+  const bench_report report = run_bench(o, records_, &warm_);
+  if (report.device) device_ = device_brief(report);
+  return baseline_timing_of(report);
 }
 
 }  // namespace blaster

@@ -33,6 +33,9 @@ class bench_evaluator final : public step_evaluator {
 
   void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                 attempt& a) override;
+  // The step's judging run, where one with the command evaluate gives it (the same source, step,
+  // session and sessions) completed in the store: its report is the step's outcome.
+  bool recover(const std::filesystem::path& source_file, std::int64_t session, attempt& a) override;
   // A run of its own that times the baseline alone (with its counters, where the options ask
   // for them) and measures the device's ceilings, which every later step reuses.
   std::optional<baseline_timing> time_baseline(std::int64_t session) override;
@@ -44,6 +47,14 @@ class bench_evaluator final : public step_evaluator {
   [[nodiscard]] int workers_started() const { return warm_.workers_started(); }
 
  private:
+  // The options that judge one step: its candidate, its sessions, and the command its run
+  // records ("... (step N of run R)"), by which recover finds that run again.
+  [[nodiscard]] bench_options step_options(const std::filesystem::path& source_file,
+                                           std::int64_t session, const attempt& a) const;
+  // The step's outcome from its judging run's report.
+  void take_outcome(const bench_report& report, const std::filesystem::path& source_file,
+                    attempt& a);
+
   bench_options options_;
   store& records_;
   int reward_sessions_;
@@ -57,6 +68,11 @@ class bench_evaluator final : public step_evaluator {
 // at busy_unit_pct of the memory ceiling or more, compute-bound where its flops reach that
 // share of the matrix rate; else unknown_bound. Empty where it was not timed.
 std::string step_bound(const variant_result& r);
+
+// What a run that timed the baseline alone (bench_options::baseline_only) found: its time where
+// it passed, its bound, its counters' diagnosis, or why it has no time. `blaster verify` holds a
+// session's record of its baseline to that run's report with this same function.
+baseline_timing baseline_timing_of(const bench_report& report);
 
 // What a bench report says about its one candidate, as the step's outcome: the fastest variant
 // that passed, else the first rejection with its evidence (and the compile log where the source

@@ -1,7 +1,10 @@
 #include "optimize/judging_session.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
 #include "evidence/store_records.hpp"
@@ -41,8 +44,11 @@ judging_session::judging_session(store& records, step_evaluator& evaluator, task
     restore_steps();
     // What was taken up, and when: a run's resumes are on record with it, and the report it had
     // (how it ended before) stays cited.
+    nlohmann::json interrupted = nlohmann::json::array();
+    for (const attempt& a : interrupted_) interrupted.push_back(a.step);
     const nlohmann::json resume = {{"resume", resumes_},
                                    {"after_step", result_.steps.size()},
+                                   {"interrupted_steps", interrupted},
                                    {"status", resumed.status},
                                    {"ended", resumed.ended},
                                    {"report_sha256", resumed.report_sha256}};
@@ -67,11 +73,46 @@ judging_session::judging_session(store& records, step_evaluator& evaluator, task
 
 judging_session::~judging_session() { fail(); }
 
+namespace {
+
+constexpr std::string_view taken_step_kind = "taken_step";
+constexpr std::string_view baseline_kind = "baseline";
+
+std::string taken_step_name(int step) { return fmt::format("taken-step-{}.json", step); }
+
+// Named by its content: NVRTC writes the file name into what it compiles, so that a source
+// proposed again (the params search does, round after round) finds its compile cached.
+std::filesystem::path candidate_file(const std::filesystem::path& folder,
+                                     const std::string& source_sha256) {
+  return folder / fmt::format("candidate-{}.cu", source_sha256.substr(0, 12));
+}
+
+// The JSON objects a run keeps as artifacts of `kind`, in the order they were kept, by name.
+std::vector<std::pair<std::string, nlohmann::json>> artifacts_of(store& records,
+                                                                 std::int64_t run_id,
+                                                                 std::string_view kind) {
+  statement s = records.db().prepare(
+      "SELECT name, sha256 FROM artifacts WHERE run_id = ?1 AND kind = ?2 ORDER BY id");
+  s.bind(1, run_id);
+  s.bind(2, kind);
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  while (s.step()) {
+    const auto bytes = records.cas().get(s.column_text(1));
+    const nlohmann::json j = nlohmann::json::parse(bytes.value_or(std::string()), nullptr,
+                                                   /*allow_exceptions=*/false);
+    if (j.is_object()) out.emplace_back(s.column_text(0), j);
+  }
+  return out;
+}
+
+}  // namespace
+
 void judging_session::restore_steps() {
   result_.steps = memory_.steps_of(result_.run_id);
-  next_step_ = static_cast<int>(result_.steps.size()) + 1;
+  int last_step = 0;
   for (std::size_t i = 0; i < result_.steps.size(); ++i) {
     const attempt& a = result_.steps[i];
+    last_step = std::max(last_step, a.step);
     if (a.kept) {
       best_ = i;
       best_source_ = records_.cas().get(a.source_sha256).value_or(std::string());
@@ -84,6 +125,71 @@ void judging_session::restore_steps() {
   if (!result_.steps.empty()) {
     earlier_s_ = result_.steps.back().at_s + result_.steps.back().elapsed_s;
   }
+  for (const auto& [name, timed] : artifacts_of(records_, result_.run_id, baseline_kind)) {
+    result_.baselines.push_back(baseline_timing_from_json(timed));
+  }
+  // The steps taken and not recorded: their numbers stay theirs. One recorded after all (blaster
+  // ended between the two writes) is forgotten now.
+  for (const auto& [name, taken] : artifacts_of(records_, result_.run_id, taken_step_kind)) {
+    attempt a;
+    try {
+      a = attempt_from_json(taken);
+    } catch (const nlohmann::json::exception&) {
+      continue;
+    }
+    if (name != taken_step_name(a.step)) continue;
+    const bool recorded = std::any_of(result_.steps.begin(), result_.steps.end(),
+                                      [&](const attempt& r) { return r.step == a.step; });
+    if (recorded) {
+      forget_taken(a.step);
+      continue;
+    }
+    last_step = std::max(last_step, a.step);
+    earlier_s_ = std::max(earlier_s_, a.at_s);
+    if (!a.source_sha256.empty()) last_tags_ = a.tags;
+    interrupted_.push_back(std::move(a));
+  }
+  std::sort(interrupted_.begin(), interrupted_.end(),
+            [](const attempt& x, const attempt& y) { return x.step < y.step; });
+  next_step_ = last_step + 1;
+}
+
+void judging_session::keep_taken(const attempt& a) {
+  records_.record_artifact(result_.run_id, {.kind = std::string(taken_step_kind),
+                                            .name = taken_step_name(a.step),
+                                            .sha256 = records_.cas().put(to_json(a).dump(1)),
+                                            .media_type = "application/json"});
+}
+
+void judging_session::forget_taken(int step) {
+  statement s =
+      records_.db().prepare("DELETE FROM artifacts WHERE run_id = ?1 AND kind = ?2 AND name = ?3");
+  s.bind(1, result_.run_id);
+  s.bind(2, taken_step_kind);
+  s.bind(3, taken_step_name(step));
+  s.step();
+}
+
+std::vector<judging_session::pending_step> judging_session::interrupted_steps() {
+  std::vector<pending_step> steps;
+  for (attempt& a : interrupted_) {
+    pending_step p;
+    p.asked = std::chrono::steady_clock::now();
+    p.taken_up = true;
+    if (!a.source_sha256.empty()) {
+      const auto source = records_.cas().get(a.source_sha256);
+      if (!source) {
+        BLASTER_THROW("the store lacks object {}, the source of step {}", a.source_sha256, a.step);
+      }
+      p.source = *source;
+      p.file = candidate_file(result_.folder, a.source_sha256);
+      write_file_atomically(p.file, p.source);
+    }
+    p.step = std::move(a);
+    steps.push_back(std::move(p));
+  }
+  interrupted_.clear();
+  return steps;
 }
 
 void judging_session::keep_settings(const nlohmann::json& settings) {
@@ -96,7 +202,18 @@ void judging_session::keep_settings(const nlohmann::json& settings) {
 void judging_session::time_baseline() {
   result_.baseline = evaluator_.time_baseline(result_.run_id);
   device_ = evaluator_.device();
-  if (result_.baseline && result_.baseline->time_us) baseline_us_ = result_.baseline->time_us;
+  if (!result_.baseline) return;
+  baseline_timing& t = *result_.baseline;
+  t.taken_before = next_step_ - 1;
+  t.recorded_before = static_cast<int>(result_.steps.size());
+  if (t.time_us) baseline_us_ = t.time_us;
+  result_.baselines.push_back(t);
+  records_.record_artifact(result_.run_id,
+                           {.kind = std::string(baseline_kind),
+                            .name = resumes_ > 0 ? fmt::format("baseline-resume-{}.json", resumes_)
+                                                 : std::string("baseline.json"),
+                            .sha256 = records_.cas().put(to_json(t).dump(1)),
+                            .media_type = "application/json"});
 }
 
 std::string judging_session::current_bound() const {
@@ -128,6 +245,7 @@ judging_session::pending_step judging_session::take(const std::string& line,
   if (const auto* bad = std::get_if<reply_problem>(&reply)) {
     a.reason = bad->reason;
     a.message = bad->detail;
+    keep_taken(a);
     return p;
   }
   const auto& proposed = std::get<proposal>(reply);
@@ -138,15 +256,16 @@ judging_session::pending_step judging_session::take(const std::string& line,
   last_tags_ = proposed.tags;
   p.source = proposed.source;
   a.source_sha256 = records_.cas().put(p.source);
-  // Named by its content: NVRTC writes the file name into what it compiles, so that a source
-  // proposed again (the params search does, round after round) finds its compile cached.
-  p.file = result_.folder / fmt::format("candidate-{}.cu", a.source_sha256.substr(0, 12));
+  p.file = candidate_file(result_.folder, a.source_sha256);
   write_file_atomically(p.file, p.source);
+  keep_taken(a);
   return p;
 }
 
 void judging_session::evaluate(step_evaluator& evaluator, pending_step& p) const {
-  if (!p.file.empty()) evaluator.evaluate(p.file, result_.run_id, p.step);
+  if (!p.file.empty() && !(p.taken_up && evaluator.recover(p.file, result_.run_id, p.step))) {
+    evaluator.evaluate(p.file, result_.run_id, p.step);
+  }
   p.cannot_judge = evaluator.cannot_judge();
   p.device = evaluator.device();
 }
@@ -169,6 +288,7 @@ const attempt& judging_session::record(pending_step p) {
   if (a.baseline_us) baseline_us_ = a.baseline_us;
   a.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.asked).count();
   memory_.record(result_.run_id, task_.name, task_.timed_case, a);
+  forget_taken(a.step);
   result_.steps.push_back(a);
   if (a.kept) {
     if (best_) result_.steps[*best_].kept = false;

@@ -32,6 +32,8 @@ class judging_session {
   // Takes up run `resumed` again (find_resumable_session): its recorded steps, best, baseline
   // time and time so far are read back, and the steps judged now append to them. The run cites
   // the report it had (an artifact of kind "resume"), so that how it ended before stays on record.
+  // The steps it had taken and not recorded when it was interrupted (interrupted_steps) keep
+  // their numbers: the next step taken comes after them.
   judging_session(store& records, step_evaluator& evaluator, task_brief task,
                   const std::filesystem::path& scratch, const resumable_session& resumed);
   judging_session(const judging_session&) = delete;
@@ -56,10 +58,20 @@ class judging_session {
     std::string cannot_judge;    // the lane's, after judging
     nlohmann::json device;       // the lane's, after judging
     std::chrono::steady_clock::time_point asked;
+    // Taken before the session was interrupted: its judging may have ended then
+    // (step_evaluator::recover).
+    bool taken_up = false;
   };
+  // Each step taken is kept with the run (an artifact of kind "taken_step") until it is
+  // recorded, so that a session interrupted while steps are under way can take them up again.
   pending_step take(const std::string& line, const parsed_reply& reply,
                     const std::string& request = {});
-  // Judges `p` on `evaluator`; touches nothing of the session's, so lanes may judge at once.
+  // A resumed session's steps that were taken (their request written, their reply read) and not
+  // recorded when it was interrupted, in step order, each to be judged (recovered where its
+  // judging had ended) and recorded before the next step is taken. Returns them once.
+  std::vector<pending_step> interrupted_steps();
+  // Judges `p` on `evaluator` (or recovers its judging, for a step taken up again); touches
+  // nothing of the session's, so lanes may judge at once.
   void evaluate(step_evaluator& evaluator, pending_step& p) const;
   const attempt& record(pending_step p);
   // The number the next step taken gets.
@@ -77,7 +89,8 @@ class judging_session {
   void keep_settings(const nlohmann::json& settings);
 
   // Times the baseline alone (step_evaluator::time_baseline): what the first request then says
-  // of the device, its ceilings and the baseline's time. Recorded in the session's report.
+  // of the device, its ceilings and the baseline's time. Kept with the run at once (an artifact
+  // of kind "baseline"), and in the session's report (each resume's too: `baselines`).
   void time_baseline();
 
   // What a request shows of the session so far, for step `step`.
@@ -116,8 +129,13 @@ class judging_session {
   std::string best_source_;
   std::optional<double> baseline_us_;
   std::vector<std::string> last_tags_;
-  // Reads the steps of a resumed run back: the best, its source, the baseline's time, the tags.
+  std::vector<attempt> interrupted_;  // taken and not recorded before the resume
+  // Reads the steps of a resumed run back: the best, its source, the baseline's time, the tags,
+  // the baselines timed before, and the steps taken and not recorded.
   void restore_steps();
+  // The artifact that keeps a taken step until it is recorded.
+  void keep_taken(const attempt& a);
+  void forget_taken(int step);
   // The bound of the kernel the next step sets out to improve: the best's, else the baseline's.
   [[nodiscard]] std::string current_bound() const;
   // The short model of the session's GPU, once an evaluation found one (device_'s).

@@ -1,5 +1,7 @@
 #include "optimize/optimize_loop.hpp"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "evidence/store.hpp"
@@ -14,17 +16,46 @@ nlohmann::json to_json(const baseline_timing& t) {
           {"time_us", t.time_us ? nlohmann::json(*t.time_us) : nullptr},
           {"bound", t.bound},
           {"diagnosis", t.diagnosis},
-          {"message", t.message}};
+          {"message", t.message},
+          {"taken_before", t.taken_before},
+          {"recorded_before", t.recorded_before}};
+}
+
+baseline_timing baseline_timing_from_json(const nlohmann::json& j) {
+  baseline_timing t;
+  if (!j.is_object()) return t;
+  const auto text = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  const auto whole = [&](const char* key) -> std::int64_t {
+    return j.contains(key) && j[key].is_number_integer() ? j[key].get<std::int64_t>() : 0;
+  };
+  t.bench_run_id = whole("bench_run_id");
+  if (j.contains("time_us") && j["time_us"].is_number()) t.time_us = j["time_us"].get<double>();
+  t.bound = text("bound");
+  t.diagnosis = text("diagnosis");
+  t.message = text("message");
+  t.taken_before = static_cast<int>(whole("taken_before"));
+  t.recorded_before = static_cast<int>(whole("recorded_before"));
+  return t;
+}
+
+std::optional<double> session_baseline_us(const std::vector<attempt>& steps,
+                                          const std::vector<baseline_timing>& baselines) {
+  for (auto a = steps.rbegin(); a != steps.rend(); ++a) {
+    if (a->baseline_us) return a->baseline_us;
+  }
+  for (auto t = baselines.rbegin(); t != baselines.rend(); ++t) {
+    if (t->time_us) return t->time_us;
+  }
+  return std::nullopt;
 }
 
 nlohmann::json to_json(const optimize_result& r, const task_brief& task,
                        const std::string& proposer) {
   nlohmann::json steps = nlohmann::json::array();
-  std::optional<double> baseline_us;
-  for (const attempt& a : r.steps) {
-    steps.push_back(to_json(a));
-    if (a.baseline_us) baseline_us = a.baseline_us;
-  }
+  for (const attempt& a : r.steps) steps.push_back(to_json(a));
+  const std::optional<double> baseline_us = session_baseline_us(r.steps, r.baselines);
   nlohmann::json j = {{"protocol", protocol_name},
           {"run_id", r.run_id},
           {"task", task.name},
@@ -50,6 +81,10 @@ nlohmann::json to_json(const optimize_result& r, const task_brief& task,
           {"reward_sessions", r.reward_sessions},
           {"steps", steps}};
   if (r.baseline) j["baseline"] = to_json(*r.baseline);
+  if (!r.baselines.empty()) {
+    j["baselines"] = nlohmann::json::array();
+    for (const baseline_timing& t : r.baselines) j["baselines"].push_back(to_json(t));
+  }
   if (!r.box.is_null()) j["box"] = r.box;
   if (!r.final_request_sha256.empty()) j["final_request_sha256"] = r.final_request_sha256;
   if (!r.final_reply_sha256.empty()) j["final_reply_sha256"] = r.final_reply_sha256;
@@ -91,6 +126,17 @@ optimize_result run_optimize(const optimize_options& options, store& records,
         why = session.cannot_judge();
       }
     };
+    // A resumed session first records the steps it had taken and not recorded when it was
+    // interrupted (on every lane, as any steps), so that no reply is lost and no number reused;
+    // the new proposer's first request then carries every step so far, for it starts knowing
+    // nothing of the session.
+    for (judging_session::pending_step& p : session.interrupted_steps()) {
+      if (ended.empty()) lanes.record_judged(/*wait=*/!lanes.free(), recorded);
+      if (!ended.empty()) break;  // the rest stay taken, for the next resume
+      lanes.start(std::move(p));
+    }
+    lanes.drain(recorded);
+    bool catching_up = options.resume.has_value();
     while (ended.empty()) {
       lanes.record_judged(/*wait=*/!lanes.free(), recorded);
       if (!ended.empty()) break;
@@ -106,7 +152,10 @@ optimize_result run_optimize(const optimize_options& options, store& records,
         why = fmt::format("the {:g} minutes were used", *options.minutes);
         break;
       }
-      request_state state = session.state_for(step, options.history, options.memory_entries);
+      request_state state =
+          session.state_for(step, catching_up ? std::numeric_limits<int>::max() : options.history,
+                            options.memory_entries);
+      catching_up = false;
       if (options.steps) state.steps_left = *options.steps - step + 1;
       if (options.minutes) state.seconds_left = *options.minutes * 60.0 - elapsed;
       state.in_flight = lanes.under_way();

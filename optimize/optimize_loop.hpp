@@ -21,15 +21,28 @@ namespace blaster {
 class store;
 
 // The baseline timed alone before the first step: its time, the bound that keys the memory
-// until a step passes, and the judging run that holds the evidence.
+// until a step passes, and the judging run that holds the evidence. A resumed session times it
+// again, so a session has one per stretch it ran: each says where its stretch began.
 struct baseline_timing {
   std::int64_t bench_run_id = 0;
   std::optional<double> time_us;  // [microseconds] none where it could not be timed
   std::string bound;              // step_bound's word; empty where it was not timed
   std::string diagnosis;          // its counters' one line, where they were collected
   std::string message;            // why there is no time (no GPU, the baseline rejected)
+  // The steps taken before it was timed (the stretch's requests ask for the later ones) and,
+  // of those, the steps recorded before it (the rest were taken up again after it).
+  int taken_before = 0;
+  int recorded_before = 0;
 };
 nlohmann::json to_json(const baseline_timing& t);
+// What to_json wrote; a field that is absent or of another type reads as its default.
+baseline_timing baseline_timing_from_json(const nlohmann::json& j);
+
+// The session's baseline time as its record states it (`baseline_us`, the trajectory's
+// baseline_ms): the baseline's time in the last step's run that timed it, else in the last run
+// that timed it alone; none where none did. `blaster verify` recomputes it with this.
+std::optional<double> session_baseline_us(const std::vector<attempt>& steps,
+                                          const std::vector<baseline_timing>& baselines);
 
 // Judges one candidate source: compiles it, gates it, times it against the baseline, and fills
 // the attempt's outcome (status, reason, message, timing, reward, diagnosis, bench_run_id).
@@ -39,6 +52,14 @@ class step_evaluator {
   // `session` is the optimize run the step belongs to.
   virtual void evaluate(const std::filesystem::path& source_file, std::int64_t session,
                         attempt& a) = 0;
+  // A step taken before the session was interrupted (blaster killed, the machine failed) and
+  // never recorded: where the judging that evaluate would have done for it ended before the
+  // interruption, fills the attempt's outcome from it as evaluate would have, and returns true;
+  // else false, and the step is judged again.
+  virtual bool recover(const std::filesystem::path& /*source_file*/, std::int64_t /*session*/,
+                       attempt& /*a*/) {
+    return false;
+  }
   // Times the task's baseline alone, before the first request, so that the request carries the
   // device, its ceilings and the baseline's time; none where the evaluator cannot.
   virtual std::optional<baseline_timing> time_baseline(std::int64_t /*session*/) {
@@ -88,6 +109,9 @@ struct optimize_result {
   double elapsed_s = 0.0;
   nlohmann::json device;
   std::optional<baseline_timing> baseline;  // timed before the first step, where it was
+  // Every stretch's (a resumed session times the baseline again), in order; the last is
+  // `baseline`. Each is kept with the run as it is timed (an artifact of kind "baseline").
+  std::vector<baseline_timing> baselines;
   // The proposer's box (proposer_process::record): its confinement, and how the proposer ended
   // and what had to be killed with it. Null for serve and eval, which have no proposer.
   nlohmann::json box;
@@ -107,7 +131,9 @@ nlohmann::json to_json(const optimize_result& r, const optimize_options& options
 // reply, judges it and records it (optimize_steps, the source and the reply in the CAS) before
 // the next request, so that nothing is lost when the proposer or blaster dies. `progress` sees
 // every step as it is recorded. With options.resume, the session goes on from its last recorded
-// step with a new proposer, whose first request carries the steps so far.
+// step with a new proposer: the steps that were taken and not recorded when it was interrupted
+// are recorded first (from their judging runs where those completed, else judged again), and the
+// new proposer's first request carries every step so far.
 optimize_result run_optimize(const optimize_options& options, store& records,
                              step_evaluator& evaluator,
                              const std::function<void(const attempt&)>& progress = {});

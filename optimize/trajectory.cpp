@@ -14,6 +14,7 @@
 #include "evidence/store.hpp"
 #include "optimize/attempt.hpp"
 #include "optimize/optimization_memory.hpp"
+#include "optimize/optimize_loop.hpp"
 #include "optimize/protocol.hpp"
 #include "optimize/untrusted_text.hpp"
 
@@ -438,10 +439,16 @@ bundle_written export_trajectories(store& records, const std::vector<std::int64_
               objects.insert(session[key].get<std::string>());
             }
           }
-          // The run that timed the baseline alone: the first request's device and time.
-          const json timed = session.is_object() ? session.value("baseline", json()) : json();
-          if (timed.is_object() && timed.value("bench_run_id", 0) > 0) {
-            judged_by.insert(timed.value("bench_run_id", std::int64_t{0}));
+          // The runs that timed the baseline alone, one per stretch of the session: each
+          // stretch's first request's device and time.
+          json timed = session.is_object() ? session.value("baselines", json::array()) : json();
+          if (!timed.is_array()) timed = json::array();
+          if (session.is_object() && session.contains("baseline")) {
+            timed.push_back(session["baseline"]);
+          }
+          for (const json& t : timed) {
+            const std::int64_t id = baseline_timing_from_json(t).bench_run_id;
+            if (id > 0) judged_by.insert(id);
           }
           for (const attempt& a : optimization_memory(records).steps_of(run)) {
             if (a.bench_run_id > 0) judged_by.insert(a.bench_run_id);

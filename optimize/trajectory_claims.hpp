@@ -16,8 +16,14 @@ namespace blaster {
 // - a step row that its evidence does not give: its reply (objects/) parsed again says whether it
 //   was a candidate and which source; a candidate's outcome (status, reason, variant, params,
 //   time, baseline, speedup and its interval, reward under the session's reward protocol) is
-//   fill_outcome of its judging run's report (runs/<id>/results.json); which step is kept and
-//   the session's best follow from the rewards; the session's record agrees with the rows.
+//   fill_outcome of its judging run's report (runs/<id>/results.json), and so are its memory
+//   keys (gpu, bound; improved_bound is its parent's bound, else its stretch's baseline's, and
+//   its parent the best its request showed); which step is kept and the session's best follow
+//   from the rewards; the session's record agrees with the rows;
+// - a session's baselines that the runs which timed them alone do not give, a request whose
+//   baseline_us is neither its stretch's baseline nor the last step recorded before it, and a
+//   session's baseline_us (the row's baseline_ms) and device (its gpu and arch) that its runs do
+//   not give.
 // A bundle without trajectories.jsonl is left alone.
 void check_trajectory_claims(bundle_verification& verification);
 

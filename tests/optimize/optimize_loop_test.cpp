@@ -21,6 +21,7 @@
 #include "optimize/stand_in_judge.hpp"
 #include "optimize/temp_home.hpp"
 #include "optimize/trajectory.hpp"
+#include "optimize/trajectory_claims.hpp"
 
 namespace blaster {
 namespace {
@@ -560,22 +561,108 @@ TEST_F(OptimizeLoop, AnInterruptedSessionResumesFromItsLastStepAsOneSession) {
   EXPECT_TRUE(verified.ok()) << (verified.problems.empty() ? "" : verified.problems[0].detail);
 }
 
-// A session whose judging failed (the machine, or blaster killed mid-step) resumes too; what
-// finished, is not there, is no optimize session, is still running or kept no settings is
-// refused with the run named and what to do instead.
+// With two GPUs a session that ends while steps are under way (here the machine fails judging
+// step 1, while steps 2 and 3 are judged on the other GPU) loses none of them: each taken step is
+// kept with the run until it is recorded, and a resume records them first, in step order, under
+// their own numbers: from their judging runs where those completed (2 and 3), else judged again
+// (1). The new proposer's first request carries every step, and the session exports and verifies
+// as one.
+TEST_F(OptimizeLoop, StepsUnderWayWhenASessionEndsAreRecoveredOnResume) {
+  store second_records(home_.path() / "home");  // a lane's own connection, as optimize --gpus
+  stand_in_judge first_gpu(records_);
+  stand_in_judge second_gpu(second_records);
+  auto first = session(
+      {candidate("WAIT 300 FAILS FAST 1.2", "slow, then the machine fails"),
+       candidate("FAST 1.5", "quick"), candidate("WAIT 600 FAST 1.1", "judged after the failure")},
+      5);
+  first.settings = {{"steps", 5}};
+  EXPECT_THROW(run_optimize(first, records_, {&first_gpu, &second_gpu}), error);
+  const std::int64_t run = find_resumable_session(records_, "latest").run_id;
+  ASSERT_EQ(run_status(run), "failed");
+  EXPECT_TRUE(optimization_memory(records_).steps_of(run).empty()) << "step 1 was never judged";
+  EXPECT_EQ(second_gpu.evaluations, 2);
+
+  first_gpu.machine_fails = second_gpu.machine_fails = false;
+  auto again = session({candidate("FAST 2.0", "after the resume")}, 4);
+  again.resume = find_resumable_session(records_, std::to_string(run));
+  const std::int64_t before_resume = records_.last_run_id();
+  std::vector<int> seen;
+  const auto r = run_optimize(again, records_, {&first_gpu, &second_gpu},
+                              [&](const attempt& a) { seen.push_back(a.step); });
+  EXPECT_EQ(r.ended, "steps") << r.why;
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4}));
+  const auto stored = optimization_memory(records_).steps_of(run);
+  ASSERT_EQ(stored.size(), 4U);
+  EXPECT_EQ(stored[0].hypothesis, "slow, then the machine fails");
+  EXPECT_EQ(stored[1].hypothesis, "quick");
+  EXPECT_EQ(stored[2].hypothesis, "judged after the failure");
+  EXPECT_EQ(stored[3].hypothesis, "after the resume");
+  // Steps 2 and 3 are their judging runs from before the resume; step 1 was judged again.
+  EXPECT_EQ(first_gpu.recovered + second_gpu.recovered, 2);
+  EXPECT_GT(stored[0].bench_run_id, before_resume);
+  EXPECT_LE(stored[1].bench_run_id, before_resume);
+  EXPECT_LE(stored[2].bench_run_id, before_resume);
+  for (const attempt& a : stored) EXPECT_EQ(a.status, "ok") << a.step;
+  for (const attempt& a : stored) EXPECT_EQ(a.kept, a.step == 4) << a.step;
+  // The requests and replies of the steps taken up are those of the first proposer.
+  EXPECT_EQ(records_.cas().get(stored[1].reply_sha256), candidate("FAST 1.5", "quick"));
+  EXPECT_EQ(json::parse(*records_.cas().get(stored[2].request_sha256)).at("in_flight").size(), 2U);
+  // The new proposer's first request asks for step 4 and carries steps 1 to 3, none under way.
+  const auto asked = requests(r);
+  const json& resumed = asked.back();
+  EXPECT_EQ(resumed.at("step"), 4);
+  EXPECT_EQ(resumed.at("attempts").size(), 3U);
+  EXPECT_FALSE(resumed.contains("in_flight"));
+  // The resume names what it took up; nothing taken is left unrecorded.
+  statement taken = records_.db().prepare(
+      "SELECT kind, name, sha256 FROM artifacts WHERE run_id = ?1 AND kind IN ('resume', "
+      "'taken_step') ORDER BY id");
+  taken.bind(1, run);
+  std::vector<std::string> names;
+  json resume;
+  while (taken.step()) {
+    names.push_back(taken.column_text(1));
+    if (taken.column_text(1) == "resume-1.json") {
+      resume = json::parse(*records_.cas().get(taken.column_text(2)));
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"resume-1.json"}));
+  EXPECT_EQ(resume.at("interrupted_steps"), json({1, 2, 3}));
+  EXPECT_EQ(resume.at("after_step"), 0);
+
+  const auto out = home_.path() / "recovered";
+  export_trajectories(records_, {run}, out, nullptr);
+  bundle_verification verified = verify_bundle(out, nullptr);
+  check_run_records(verified);
+  check_trajectory_claims(verified);
+  std::string problems;
+  for (const auto& p : verified.problems) problems += p.path + ": " + p.detail + "\n";
+  EXPECT_TRUE(verified.ok()) << problems;
+  const json t = json::parse(read_file(out / "trajectories.jsonl"));
+  EXPECT_EQ(t.at("num_steps"), 4);
+  EXPECT_EQ(t.at("messages").size(), 1U + 2U * 4U);
+}
+
+// A session whose judging failed (the machine, or blaster killed mid-step) resumes too, the step
+// whose judging failed judged again once the machine is repaired; what finished, is not there, is
+// no optimize session, is still running or kept no settings is refused with the run named and
+// what to do instead.
 TEST_F(OptimizeLoop, ResumeTakesOnlyASessionThatDidNotFinish) {
   stand_in_judge judge;
-  auto failing = session({candidate("FAST 1.3", "a"), candidate("FAILS", "b")}, 5);
+  auto failing = session({candidate("FAST 1.3", "a"), candidate("FAILS WRONG", "b")}, 5);
   failing.settings = {{"steps", 5}};
   EXPECT_THROW(run_optimize(failing, records_, judge), error);
   const std::int64_t failed = records_.last_run_id();
   EXPECT_EQ(run_status(failed), "failed");
+  judge.machine_fails = false;
   auto again = session({candidate("FAST 1.6", "c")}, 5);
   again.resume = find_resumable_session(records_, "latest");
   EXPECT_EQ(again.resume->run_id, failed);
   const auto resumed = run_optimize(again, records_, judge);
-  ASSERT_EQ(resumed.steps.size(), 2U);
-  EXPECT_EQ(resumed.steps[1].hypothesis, "c");
+  ASSERT_EQ(resumed.steps.size(), 3U);
+  EXPECT_EQ(resumed.steps[1].hypothesis, "b");
+  EXPECT_EQ(resumed.steps[1].reason, "wrong_result");
+  EXPECT_EQ(resumed.steps[2].hypothesis, "c");
 
   const auto refusal = [&](const std::string& reference) {
     try {
@@ -603,6 +690,44 @@ TEST_F(OptimizeLoop, ResumeTakesOnlyASessionThatDidNotFinish) {
   EXPECT_NE(refusal(std::to_string(running)).find("without its session's settings"),
             std::string::npos);
   EXPECT_NE(refusal("x1").find("give an optimize run's id"), std::string::npos);
+}
+
+// The built-in params proposer, resumed, goes on with its search from the session's recorded
+// steps, which the new proposer's first request carries: the configurations judged before the
+// interruption are not proposed again.
+TEST_F(OptimizeLoop, TheParamsProposerResumedGoesOnFromTheRecordedSteps) {
+  const auto file = home_.path() / "k.cu";
+  write_file_atomically(file,
+                        "/* blaster\n{\"launch\": [{\"kernel\": \"k<VEC>\", \"grid\": 1, "
+                        "\"block\": 32, \"args\": [\"x\"]}], \"params\": {\"VEC\": [1, 2, 4, 8]}}"
+                        "\n*/\n// FAST 1.5\ntemplate <int VEC> __global__ void k(const __half* x) "
+                        "{}\n");
+  const std::string params =
+      fmt::format("'{}' --root '{}' proposer params --task rmsnorm --sessions 3 --candidate '{}'",
+                  BLASTER_BINARY, BLASTER_SOURCE_DIR, file.string());
+  stand_in_judge judge;
+  auto first = session({}, 10);
+  first.settings = {{"steps", 10}};
+  // It answers two requests, then its output ends: an interrupted session.
+  first.proposer = params +
+                   " | { IFS= read -r a && printf '%s\\n' \"$a\"; IFS= read -r b && "
+                   "printf '%s\\n' \"$b\"; }";
+  const auto before = run_optimize(first, records_, judge);
+  ASSERT_EQ(before.steps.size(), 2U) << before.ended << ": " << before.why;
+  EXPECT_EQ(before.steps[0].hypothesis.rfind("k[VEC=1]: round 1", 0), 0U)
+      << before.steps[0].hypothesis;
+  EXPECT_EQ(before.steps[1].hypothesis.rfind("k[VEC=2]: round 1", 0), 0U)
+      << before.steps[1].hypothesis;
+
+  auto again = session({}, 4);
+  again.proposer = params;
+  again.resume = find_resumable_session(records_, std::to_string(before.run_id));
+  const auto after = run_optimize(again, records_, judge);
+  ASSERT_EQ(after.steps.size(), 4U) << after.ended << ": " << after.why;
+  EXPECT_EQ(after.steps[2].hypothesis.rfind("k[VEC=4]: round 1", 0), 0U)
+      << after.steps[2].hypothesis;
+  EXPECT_EQ(after.steps[3].hypothesis.rfind("k[VEC=8]: round 1", 0), 0U)
+      << after.steps[3].hypothesis;
 }
 
 TEST_F(OptimizeLoop, OnlyOptimizeRunsExport) {

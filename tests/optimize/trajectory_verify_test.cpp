@@ -4,7 +4,13 @@
 // A stand-in judge (no GPU) records each step as a bench run of its own, as bench does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "core/file_io.hpp"
 #include "core/sha256.hpp"
@@ -80,20 +86,67 @@ class TrajectoryVerify : public ::testing::Test {
     return v;
   }
 
+  // Whether the bundle passes every check but the trajectory's claims: a forger's work that only
+  // recomputing the claims can catch.
+  static bool consistent_but_for_claims(const std::filesystem::path& bundle) {
+    bundle_verification v = verify_bundle(bundle, nullptr);
+    check_run_records(v);
+    if (!v.ok()) std::cerr << problems(v);
+    return v.ok();
+  }
+
   static std::string problems(const bundle_verification& v) {
     std::string text;
     for (const auto& p : v.problems) text += p.path + ": " + p.detail + "\n";
     return text;
   }
 
-  // Rewrites `relative` in the bundle and lists every file's new digest in SHA256SUMS, as a
-  // forger with no key would.
+  // Rewrites `relative` in the bundle and lists every file with its new digest in SHA256SUMS
+  // (files the forger added too), as a forger with no key would.
   static void forge(const std::filesystem::path& bundle, const std::string& relative,
                     const std::string& bytes) {
     write_file_atomically(bundle / relative, bytes);
-    auto entries = parse_sha256sums(read_file(bundle / "SHA256SUMS"));
-    for (auto& e : entries) e.sha256 = sha256_file_hex(bundle / e.path);
+    std::vector<sha256sums_entry> entries;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(bundle)) {
+      const std::string path = std::filesystem::relative(f.path(), bundle).generic_string();
+      if (!f.is_regular_file() || path.rfind("SHA256SUMS", 0) == 0) continue;
+      entries.push_back({.sha256 = sha256_file_hex(f.path()), .path = path});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.path < b.path; });
     write_file_atomically(bundle / "SHA256SUMS", format_sha256sums(entries));
+  }
+
+  // A forger who changes the session's records (`mutate` gets session.json and run.json) and
+  // everything that follows from them: the run's report digest and its object, the trajectory
+  // rendered again from the forged records, and SHA256SUMS.
+  static void forge_records(const std::filesystem::path& bundle, std::int64_t run,
+                            const std::function<void(json& session, json& rows)>& mutate) {
+    const std::string folder = "sessions/" + std::to_string(run);
+    json session = json::parse(read_file(bundle / folder / "session.json"));
+    json rows = json::parse(read_file(bundle / folder / "run.json"));
+    mutate(session, rows);
+    const std::string session_bytes = session.dump(1);
+    rows.at("runs")[0]["report_sha256"] = sha256_hex(session_bytes);
+    write_file_atomically(bundle / folder / "session.json", session_bytes);
+    write_file_atomically(bundle / "objects" / sha256_hex(session_bytes), session_bytes);
+    write_file_atomically(bundle / folder / "run.json", rows.dump(1) + "\n");
+    session_records s{.run_id = run,
+                      .session = session,
+                      .session_sha256 = sha256_hex(session_bytes),
+                      .steps = {}};
+    for (const json& row : rows.at("optimize_steps")) s.steps.push_back(attempt_from_row(row));
+    const json t = render_trajectory(s, [&](const std::string& digest) {
+      return read_file_if_exists(bundle / "objects" / digest);
+    });
+    forge(bundle, "trajectories.jsonl", t.dump() + "\n");
+  }
+
+  static json& row_of(json& rows, int step) {
+    for (json& row : rows.at("optimize_steps")) {
+      if (row.at("step") == step) return row;
+    }
+    throw std::runtime_error("no row of step " + std::to_string(step));
   }
 
   std::vector<std::string> session_replies() {
@@ -199,6 +252,111 @@ TEST_F(TrajectoryVerify, ForgedStepRowsFailAgainstTheirJudgingRun) {
   const auto v = verified(bundle);
   const std::string said = problems(v);
   EXPECT_NE(said.find("step 3: reward is 5.0, runs/"), std::string::npos) << said;
+}
+
+// The baseline's time a trajectory states (baseline_ms) is the session's, which is held to the
+// run that timed the baseline alone and to the steps' judging runs: a forger who doubles it in
+// the session's record too, and renders the row again, is caught by those runs.
+TEST_F(TrajectoryVerify, AForgedBaselineTimeFailsAgainstTheRunThatTimedIt) {
+  const auto r = run_optimize(session(session_replies(), 10), records_, judge_);
+  ASSERT_EQ(r.baselines.size(), 1U);
+  const std::int64_t timed = r.baselines[0].bench_run_id;
+  ASSERT_GT(timed, 0);
+  const auto bundle = exported(r);
+  ASSERT_TRUE(std::filesystem::exists(bundle / "runs" / std::to_string(timed) / "results.json"));
+  ASSERT_TRUE(verified(bundle).ok()) << problems(verified(bundle));
+
+  // The row alone.
+  json t = json::parse(read_file(bundle / "trajectories.jsonl"));
+  const double baseline_ms = t.at("baseline_ms").get<double>();
+  t["baseline_ms"] = 2 * baseline_ms;
+  forge(bundle, "trajectories.jsonl", t.dump() + "\n");
+  EXPECT_NE(problems(verified(bundle)).find("baseline_ms is"), std::string::npos);
+
+  // The session's record with it: its baseline time and the baseline timed alone.
+  forge_records(bundle, r.run_id, [](json& session, json&) {
+    session["baseline_us"] = 2 * session.at("baseline_us").get<double>();
+    for (json* b : {&session.at("baseline"), &session.at("baselines")[0]}) {
+      (*b)["time_us"] = 2 * b->at("time_us").get<double>();
+    }
+  });
+  ASSERT_TRUE(consistent_but_for_claims(bundle)) << "the forger's SHA256SUMS and records hold";
+  ASSERT_EQ(json::parse(read_file(bundle / "trajectories.jsonl")).at("baseline_ms"),
+            2 * baseline_ms);
+  const std::string said = problems(verified(bundle));
+  const std::string session_json = "sessions/" + std::to_string(r.run_id) + "/session.json: ";
+  EXPECT_NE(said.find(session_json +
+                      fmt::format("session {}: baseline 1 (run {}): time_us is ", r.run_id, timed)),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(fmt::format("runs/{}/results.json gives", timed)), std::string::npos) << said;
+  EXPECT_NE(said.find(session_json + fmt::format("session {}: baseline_us is ", r.run_id)),
+            std::string::npos)
+      << said;
+}
+
+// The baseline's time the first request carried is the one timed alone: a request rewritten to
+// say otherwise (its object, its digest in the step's row and the messages) does not verify.
+TEST_F(TrajectoryVerify, ARequestCarryingAnotherBaselineTimeFails) {
+  const auto r = run_optimize(session(session_replies(), 10), records_, judge_);
+  const auto bundle = exported(r);
+  forge_records(bundle, r.run_id, [&](json& session, json& rows) {
+    json& row = row_of(rows, 1);
+    json request = json::parse(read_file(bundle / "objects" / row.at("request_sha256")));
+    ASSERT_TRUE(request.at("baseline_us").is_number());
+    request["baseline_us"] = 1.0;
+    const std::string bytes = request.dump();
+    write_file_atomically(bundle / "objects" / sha256_hex(bytes), bytes);
+    row["request_sha256"] = sha256_hex(bytes);
+    session.at("steps")[0]["request_sha256"] = sha256_hex(bytes);
+  });
+  ASSERT_TRUE(consistent_but_for_claims(bundle));
+  const std::string said = problems(verified(bundle));
+  EXPECT_NE(said.find(fmt::format("session {} step 1: its request carried baseline_us 1.0, its "
+                                  "baseline's run (runs/{}/results.json)",
+                                  r.run_id, r.baselines.at(0).bench_run_id)),
+            std::string::npos)
+      << said;
+}
+
+// The memory's keys of each step (the GPU that judged it, its bound, the bound it set out to
+// improve and its parent) and the session's device (the trajectory's gpu and arch) are held to
+// the judging runs and the requests: a forger who moves the session to another card, or edits
+// the keys in the rows and the session's record alike, is named step by step.
+TEST_F(TrajectoryVerify, ForgedGpuAndBoundsFailAgainstTheJudgingRuns) {
+  const auto r = run_optimize(session(session_replies(), 10), records_, judge_);
+  ASSERT_EQ(r.steps.at(4).parent, 3);
+  const auto bundle = exported(r);
+  forge_records(bundle, r.run_id, [](json& session, json& rows) {
+    session.at("device")["name"] = "NVIDIA B200";
+    session.at("device")["model"] = "B200";
+    for (json* step : {&row_of(rows, 3), &session.at("steps")[2]}) {
+      (*step)["gpu"] = "B200";
+      (*step)["bound"] = "compute-bound";
+      (*step)["improved_bound"] = "compute-bound";
+    }
+    row_of(rows, 1)["gpu"] = "B200";
+    session.at("steps")[0]["gpu"] = "B200";
+    row_of(rows, 5)["parent_step"] = 4;
+    session.at("steps")[4]["parent"] = 4;
+  });
+  EXPECT_EQ(json::parse(read_file(bundle / "trajectories.jsonl")).at("gpu"), "B200");
+  ASSERT_TRUE(consistent_but_for_claims(bundle));
+  const std::string said = problems(verified(bundle));
+  const std::string where =
+      "sessions/" + std::to_string(r.run_id) + "/run.json: session " + std::to_string(r.run_id);
+  const std::string judged_by = fmt::format("runs/{}/results.json", r.steps.at(2).bench_run_id);
+  for (const std::string& expected :
+       {where + " step 3: gpu is \"B200\", " + judged_by + " gives \"H200\"",
+        where + " step 3: bound is \"compute-bound\", " + judged_by + " gives \"unknown\"",
+        where + " step 3: improved_bound is \"compute-bound\", runs/",
+        where + " step 1: gpu is \"B200\", the session's device gives \"H200\"",
+        where + " step 5: parent is 4, its request's best is step 3",
+        fmt::format("session {}: device name is \"NVIDIA B200\", its judging runs give "
+                    "\"NVIDIA H200\"",
+                    r.run_id)}) {
+    EXPECT_NE(said.find(expected), std::string::npos) << expected << "\n" << said;
+  }
 }
 
 // An export whose rows predate the transcripts says so, rather than listing every difference.
