@@ -43,6 +43,7 @@ Candidate format:
 
 FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*?)```", re.DOTALL)
 RETRIES = 3  # for 429, 5xx and network errors, with a growing pause
+MAX_ATTEMPTS = 8  # attempts a prompt shows, the last ones: optimize's default --history
 
 
 def log(message):
@@ -71,8 +72,10 @@ def prompt_of(request):
         parts.append("Best so far (its verdict, then its source):\n" + json.dumps(best) +
                      "\n```cuda\n" + source + "\n```")
     if request.get("attempts"):
+        # A resumed session's first request carries every step so far: the chat takes the last
+        # few, as every other request carries them, so that a long session fits its context.
         parts.append("Recent attempts with blaster's feedback, oldest first:\n" +
-                     "\n".join(json.dumps(a) for a in request["attempts"]))
+                     "\n".join(json.dumps(a) for a in request["attempts"][-MAX_ATTEMPTS:]))
     if request.get("memory"):
         parts.append("From earlier sessions:\n" +
                      "\n".join(json.dumps(m) for m in request["memory"]))

@@ -126,6 +126,21 @@ class OpenAIChatProposer(unittest.TestCase):
         self.assertIn("The baseline takes 18000.00 us", user["content"])
         self.assertIn("unroll by four", user["content"])
 
+    def test_a_resumed_sessions_every_step_is_cut_to_the_last_few(self):
+        # The first request of a resumed session carries every step so far: the prompt shows the
+        # last eight, as any other request carries them, and stays the size it always was.
+        request = json.loads(request_line(step=41))
+        request["attempts"] = [{"step": n, "hypothesis": f"idea number {n}", "tags": [],
+                                "status": "wrongresult", "reason": "wrong_result",
+                                "message": "", "reward": 0} for n in range(1, 41)]
+        server = self.serve([completion("```\nk\n```")])
+        run = propose(server, [json.dumps(request)])
+        self.assertEqual(run.returncode, 0, run.stderr)
+        user = server.seen[0][2]["messages"][1]["content"]
+        self.assertIn("idea number 40", user)
+        self.assertIn("idea number 33", user)
+        self.assertNotIn("idea number 32", user)
+
     def test_an_answer_without_code_is_a_reply_without_source(self):
         server = self.serve([completion("I would vectorize the loads.")])
         run = propose(server, [request_line()])
