@@ -303,10 +303,16 @@ std::string case_of(const task_spec& task, const tuned_table& table, const std::
   for (const auto& c : task.cases) {
     if (static_cast<std::int64_t>(task.value(c, size_symbol)) != size) continue;
     const auto shape = shape_key(task, c, size_symbol);
-    if (std::all_of(shape.begin(), shape.end(),
-                    [&](const auto& pair) { return table.key_value(pair.first) == pair.second; })) {
-      return c.name;
-    }
+    // A symbol the table's name leaves out (an engine's names only E and N of fused_moe) is the
+    // task's own value of it, not any.
+    const auto matches = [&](const std::pair<std::string, std::string>& pair) {
+      const std::string named = table.key_value(pair.first);
+      if (!named.empty()) return named == pair.second;
+      const symbol_spec* symbol = task.find_symbol(pair.first);
+      return symbol != nullptr && symbol->value &&
+             fmt::format("{}", static_cast<std::int64_t>(*symbol->value)) == pair.second;
+    };
+    if (std::all_of(shape.begin(), shape.end(), matches)) return c.name;
   }
   return {};
 }

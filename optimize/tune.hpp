@@ -140,7 +140,8 @@ struct check_result {
 void require_table_of(const tune_options& options, const tuned_table& table,
                       const std::filesystem::path& file);
 
-// The task's first case of that size whose other symbols are the table's shape; empty: none.
+// The task's first case of that size whose other symbols are the table's shape; empty: none. A
+// symbol the table's name leaves out matches the task's default value of it.
 std::string case_of(const task_spec& task, const tuned_table& table, const std::string& size_symbol,
                     std::int64_t size);
 

@@ -201,6 +201,25 @@ TEST(TuneCheck, AnEntryIsMeasuredAgainAtTheCaseOfItsSizeAndShape) {
   EXPECT_EQ(case_of(task, table, "T", 16), "") << "no 16-token case of hidden 8192";
 }
 
+// An engine's table names some of a task's symbols (vLLM's fused_moe tables only E and N): the
+// others are the task's own values, so a case that sets one otherwise is not the table's.
+TEST(TuneCheck, ASymbolTheTablesNameLeavesOutIsTheTasksOwnValue) {
+  const task_spec task =
+      load_task(std::filesystem::path(BLASTER_SOURCE_DIR) / "tasks" / "fused_moe");
+  tuned_table table;
+  table.key = {{"E", "8"}, {"N", "14336"}, {"device_name", "NVIDIA_H100_80GB_HBM3"}};
+  EXPECT_EQ(case_of(task, table, "M", 16), "m16");
+  EXPECT_EQ(case_of(task, table, "M", 4096), "m4096");
+  task_spec other_k = task;
+  for (auto& c : other_k.cases) {
+    if (c.name == "m16") c.values["K"] = 2048;
+  }
+  EXPECT_EQ(case_of(other_k, table, "M", 16), "") << "a K of its own, which the table's is not";
+  table.key.emplace_back("K", "2048");
+  EXPECT_EQ(case_of(task, table, "M", 16), "") << "a K the table names is held to";
+  EXPECT_EQ(case_of(other_k, table, "M", 16), "m16");
+}
+
 // A table of two configurations: P=1 at one token, P=8 at 16 and 8192.
 tuned_table two_configurations() {
   tuned_table table;
