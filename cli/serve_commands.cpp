@@ -153,6 +153,15 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
     // A candidate is a regular file, as bench takes one: a device such as /dev/zero or a FIFO is
     // refused unread, and so is a file larger than a reply's source may be.
     static_cast<void>(discover_candidates(root, j.task, {f->candidate}, compile_limits{}));
+    // A step's source is compiled as CUDA C++, as a proposer's reply is: another kind would be
+    // judged as what it is not.
+    if (f->candidate.extension() != ".cu") {
+      BLASTER_INPUT_ERROR(
+          "{}: eval judges a CUDA C++ source (.cu), as serve and optimize judge a step; judge a "
+          "{} candidate with `blaster bench --task {} --candidate {}`",
+          f->candidate.string(), f->candidate.extension().string(), j.task,
+          f->candidate.string());
+    }
     const std::uintmax_t size = std::filesystem::file_size(f->candidate);
     const reply_limits limits;
     if (size > limits.max_source_bytes) {

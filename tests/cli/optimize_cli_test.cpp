@@ -440,6 +440,13 @@ TEST_F(OptimizeCli, EvalJudgesOneFileAsAServedRequest) {
 
   const auto missing = run("eval --task rmsnorm --candidate " + (dir_ / "nope.cu").string());
   EXPECT_EQ(missing.exit_code, 2);
+
+  // A Triton file is not compiled as CUDA: bench judges it by its own frontend.
+  write_file_atomically(dir_ / "rows.py", "\"\"\"blaster\n{}\n\"\"\"\nimport triton\n");
+  const auto triton = run("eval --task rmsnorm --candidate " + (dir_ / "rows.py").string());
+  EXPECT_EQ(triton.exit_code, 2) << triton.err;
+  EXPECT_NE(triton.err.find("blaster bench --task rmsnorm --candidate"), std::string::npos)
+      << triton.err;
 }
 
 TEST_F(OptimizeCli, AProposerThatCannotStartEndsWithItsReason) {
