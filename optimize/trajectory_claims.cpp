@@ -64,6 +64,11 @@ json optional_number(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+// Whether the session kept each baseline it timed alone: older sessions did not.
+bool keeps_baselines(const json& session) {
+  return session.contains("baselines") && session["baselines"].is_array();
+}
+
 class trajectory_checker {
  public:
   explicit trajectory_checker(bundle_verification& v) : v_(v) {}
@@ -116,6 +121,9 @@ class trajectory_checker {
     baseline_timing baseline;
     json device;  // device_brief of its run's report; null where it found none
   };
+  // The stretch step `step` was asked or taken in: the last whose baseline was timed before it;
+  // none where that was before blaster kept its baselines.
+  static const stretch* stretch_of(const std::vector<stretch>& stretches, int step);
   // A judging run's report in the bundle (runs/<id>/results.json), read once; none, with a
   // claim, where it is missing or is not one.
   std::optional<bench_report> judging_report(std::int64_t id);
@@ -201,6 +209,15 @@ void trajectory_checker::compare_rows(std::int64_t run, const std::string& where
     claim(where, fmt::format("session {}: {} is {}, the records give {}", run, key, shown(said),
                              shown(given)));
   }
+}
+
+const trajectory_checker::stretch* trajectory_checker::stretch_of(
+    const std::vector<stretch>& stretches, int step) {
+  const stretch* in = nullptr;
+  for (const stretch& s : stretches) {
+    if (s.baseline.taken_before < step) in = &s;
+  }
+  return in;
 }
 
 std::optional<bench_report> trajectory_checker::judging_report(std::int64_t id) {
@@ -302,10 +319,7 @@ void trajectory_checker::check_request(std::int64_t run, const std::string& wher
   // The baseline's time it carried: its stretch's baseline timed alone, or the last step
   // recorded before it that timed one (steps are recorded in step order, so those before the
   // first still under way, in_flight).
-  const stretch* in = nullptr;
-  for (const stretch& s : stretches) {
-    if (s.baseline.taken_before < step) in = &s;
-  }
+  const stretch* in = stretch_of(stretches, step);
   if (in == nullptr) return;  // asked in a stretch recorded before blaster kept its baseline
   int last_recorded = step - 1;
   for (const json& u : request.value("in_flight", json::array())) {
@@ -367,10 +381,7 @@ void trajectory_checker::check_improved_bound(std::int64_t run, const std::strin
     }
     return;
   }
-  const stretch* taken_in = nullptr;
-  for (const stretch& s : stretches) {
-    if (s.baseline.taken_before < a.step) taken_in = &s;
-  }
+  const stretch* taken_in = stretch_of(stretches, a.step);
   if (taken_in == nullptr) return;  // taken before blaster kept the baselines
   differs(taken_in->baseline.bound,
           taken_in->baseline.bench_run_id > 0
@@ -383,8 +394,7 @@ void trajectory_checker::check_session_totals(std::int64_t run, const json& sess
                                               const std::vector<stretch>& stretches,
                                               const json& device) {
   const std::string record = fmt::format("sessions/{}/session.json", run);
-  const bool has_baselines = session.contains("baselines") && session["baselines"].is_array();
-  if (!has_baselines) {
+  if (!keeps_baselines(session)) {
     // Recorded before the baselines were kept: its time is the last step's that timed one.
     std::optional<double> last;
     for (const attempt& a : steps) {
@@ -434,7 +444,7 @@ void trajectory_checker::check_steps(std::int64_t run, const std::string& where,
   // A session that kept each baseline it timed alone (baselines) is held to those runs: its
   // baseline time, its device, and what each step set out from. One recorded before is held to
   // what its record has.
-  const bool has_baselines = session.contains("baselines") && session["baselines"].is_array();
+  const bool has_baselines = keeps_baselines(session);
   const std::vector<stretch> stretches =
       has_baselines ? check_baselines(run, session) : std::vector<stretch>{};
   std::optional<double> best_reward;
