@@ -52,10 +52,7 @@ judging_session::judging_session(store& records, step_evaluator& evaluator, task
                                    {"status", resumed.status},
                                    {"ended", resumed.ended},
                                    {"report_sha256", resumed.report_sha256}};
-    records_.record_artifact(result_.run_id, {.kind = "resume",
-                                              .name = fmt::format("resume-{}.json", resumes_),
-                                              .sha256 = records_.cas().put(resume.dump(1)),
-                                              .media_type = "application/json"});
+    keep_json("resume", fmt::format("resume-{}.json", resumes_), resume);
     if (!resumed.report_sha256.empty()) {
       records_.record_artifact(result_.run_id,
                                {.kind = "resume",
@@ -154,11 +151,15 @@ void judging_session::restore_steps() {
   next_step_ = last_step + 1;
 }
 
-void judging_session::keep_taken(const attempt& a) {
-  records_.record_artifact(result_.run_id, {.kind = std::string(taken_step_kind),
-                                            .name = taken_step_name(a.step),
-                                            .sha256 = records_.cas().put(to_json(a).dump(1)),
+void judging_session::keep_json(std::string kind, std::string name, const nlohmann::json& j) {
+  records_.record_artifact(result_.run_id, {.kind = std::move(kind),
+                                            .name = std::move(name),
+                                            .sha256 = records_.cas().put(j.dump(1)),
                                             .media_type = "application/json"});
+}
+
+void judging_session::keep_taken(const attempt& a) {
+  keep_json(std::string(taken_step_kind), taken_step_name(a.step), to_json(a));
 }
 
 void judging_session::forget_taken(int step) {
@@ -193,10 +194,7 @@ std::vector<judging_session::pending_step> judging_session::interrupted_steps() 
 }
 
 void judging_session::keep_settings(const nlohmann::json& settings) {
-  records_.record_artifact(result_.run_id, {.kind = "settings",
-                                            .name = std::string(session_settings_name),
-                                            .sha256 = records_.cas().put(settings.dump(1)),
-                                            .media_type = "application/json"});
+  keep_json("settings", std::string(session_settings_name), settings);
 }
 
 void judging_session::time_baseline() {
@@ -208,12 +206,9 @@ void judging_session::time_baseline() {
   t.recorded_before = static_cast<int>(result_.steps.size());
   if (t.time_us) baseline_us_ = t.time_us;
   result_.baselines.push_back(t);
-  records_.record_artifact(result_.run_id,
-                           {.kind = std::string(baseline_kind),
-                            .name = resumes_ > 0 ? fmt::format("baseline-resume-{}.json", resumes_)
-                                                 : std::string("baseline.json"),
-                            .sha256 = records_.cas().put(to_json(t).dump(1)),
-                            .media_type = "application/json"});
+  keep_json(std::string(baseline_kind),
+            resumes_ > 0 ? fmt::format("baseline-resume-{}.json", resumes_) : "baseline.json",
+            to_json(t));
 }
 
 std::string judging_session::current_bound() const {

@@ -133,6 +133,8 @@ class judging_session {
   // Reads the steps of a resumed run back: the best, its source, the baseline's time, the tags,
   // the baselines timed before, and the steps taken and not recorded.
   void restore_steps();
+  // `j` kept in the store as an artifact of the run, of `kind` and named `name`.
+  void keep_json(std::string kind, std::string name, const nlohmann::json& j);
   // The artifact that keeps a taken step until it is recorded.
   void keep_taken(const attempt& a);
   void forget_taken(int step);
