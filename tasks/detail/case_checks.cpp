@@ -10,6 +10,21 @@
 
 namespace blaster::detail {
 
+std::optional<std::string> integer_draw_problem(const task_spec& task, const buffer_spec& b,
+                                                const task_case& c, const distribution& d) {
+  if (!draws_integers(d)) return std::nullopt;
+  if (d.low > d.high) return fmt::format("\"low\" is {}, above \"high\" {}", d.low, d.high);
+  const double held = d.high - d.low + 1;
+  if (d.kind == "distinct" && held < static_cast<double>(task.elements(b, c))) {
+    return fmt::format("{} distinct values do not fit in [{}, {}]", task.elements(b, c), d.low,
+                       d.high);
+  }
+  if (d.kind == "distinct_rows" && held < static_cast<double>(d.row)) {
+    return fmt::format("rows of {} distinct values do not fit in [{}, {}]", d.row, d.low, d.high);
+  }
+  return std::nullopt;
+}
+
 void check_cases(const task_spec& task, const json_reader& r) {
   for (std::size_t index = 0; index < task.cases.size(); ++index) {
     const task_case& c = task.cases[index];
@@ -64,18 +79,8 @@ void check_cases(const task_spec& task, const json_reader& r) {
       } catch (const input_error& error) {
         r.fail(where, fmt::format("in case {}: {}", c.name, error.what()));
       }
-      if (draws_integers(d) && d.low > d.high) {
-        r.fail(where, fmt::format("in case {} ({}): \"low\" is {}, above \"high\" {}", c.name,
-                                  task.describe(c), d.low, d.high));
-      }
-      if (d.kind == "distinct" && d.high - d.low + 1 < static_cast<double>(task.elements(b, c))) {
-        r.fail(where, fmt::format("in case {} ({}): {} distinct values do not fit in [{}, {}]",
-                                  c.name, task.describe(c), task.elements(b, c), d.low, d.high));
-      }
-      if (d.kind == "distinct_rows" && d.high - d.low + 1 < static_cast<double>(d.row)) {
-        r.fail(where, fmt::format("in case {} ({}): rows of {} distinct values do not fit in "
-                                  "[{}, {}]",
-                                  c.name, task.describe(c), d.row, d.low, d.high));
+      if (const auto problem = integer_draw_problem(task, b, c, d)) {
+        r.fail(where, fmt::format("in case {} ({}): {}", c.name, task.describe(c), *problem));
       }
     }
   }

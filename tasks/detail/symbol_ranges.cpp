@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "tasks/detail/case_checks.hpp"
 
 namespace blaster::detail {
 namespace {
@@ -146,17 +147,8 @@ std::optional<std::string> drawn_case_problem(const task_spec& task, const task_
     for (const auto& b : task.buffers) {
       if (!is_drawn(b.role)) continue;
       const distribution d = task.input_distribution(b, c);
-      if (draws_integers(d) && d.low > d.high) {
-        return fmt::format("{} is drawn from [{}, {}], whose low is above its high", b.name, d.low,
-                           d.high);
-      }
-      if (d.kind == "distinct" && d.high - d.low + 1 < static_cast<double>(task.elements(b, c))) {
-        return fmt::format("{} distinct values of {} do not fit in [{}, {}]", task.elements(b, c),
-                           b.name, d.low, d.high);
-      }
-      if (d.kind == "distinct_rows" && d.high - d.low + 1 < static_cast<double>(d.row)) {
-        return fmt::format("rows of {} distinct values of {} do not fit in [{}, {}]", d.row, b.name,
-                           d.low, d.high);
+      if (const auto problem = integer_draw_problem(task, b, c, d)) {
+        return fmt::format("{}: {}", b.name, *problem);
       }
     }
   } catch (const input_error& e) {

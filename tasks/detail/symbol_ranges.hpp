@@ -46,8 +46,7 @@ std::optional<task_case> realize(const task_spec& task,
 // Why case c cannot be checked as a drawn case: a shape or roofline expression that does not
 // evaluate, a buffer of no elements, buffers over `max_bytes` in all, a roofline count of more
 // than `max_flops` (the float64 reference does that work on the host, three seeds over), an
-// int_range whose low is above its high, distinct values that do not fit their range. nullopt
-// where it can be.
+// integer draw that cannot be made (integer_draw_problem). nullopt where it can be.
 std::optional<std::string> drawn_case_problem(const task_spec& task, const task_case& c,
                                               std::int64_t max_bytes, std::int64_t max_flops);
 
