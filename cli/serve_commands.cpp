@@ -12,6 +12,7 @@
 #include "cli/error_report.hpp"
 #include "cli/judge_flags.hpp"
 #include "cli/step_log.hpp"
+#include "core/candidate_frontend.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "evidence/store.hpp"
@@ -155,7 +156,7 @@ command_fn add_eval_command(CLI::App& app, const global_options& global) {
     static_cast<void>(discover_candidates(root, j.task, {f->candidate}, compile_limits{}));
     // A step's source is compiled as CUDA C++, as a proposer's reply is: another kind would be
     // judged as what it is not.
-    if (f->candidate.extension() != ".cu") {
+    if (candidate_kind_of(f->candidate) != candidate_kind::cuda) {
       BLASTER_INPUT_ERROR(
           "{}: eval judges a CUDA C++ source (.cu), as serve and optimize judge a step; judge a "
           "{} candidate with `blaster bench --task {} --candidate {}`",
